@@ -588,7 +588,10 @@ class Game:
         self.decision = Decision.NONE
         self.winners = tuple(winners)
         # Winners place first; the others by how few face-down slots they had left (000).
-        keys = [(p not in self.winners, self._face_down_left[p]) for p in range(self.num_players)]
+        keys = [
+            (False, 0) if p in self.winners else (True, self._face_down_left[p])
+            for p in range(self.num_players)
+        ]
         self.placings = tuple(1 + sum(k < keys[p] for k in keys) for p in range(self.num_players))
         self._log("game_over", len(self.winners), player=-1)
 
