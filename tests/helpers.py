@@ -118,3 +118,15 @@ def random_playout(g: Game, rng, check: bool = True, limit: int = 1_000_000) -> 
 def slots(g: Game, player: int) -> list[int]:
     """The states of the player's slots 1..L (without the absent ones)."""
     return g.state[player][: g.sizes[player]]
+
+
+def stacked_game(
+    rules: Rules,
+    specs: Sequence[tuple[Sequence[Sequence[int | None]], Sequence[int]]],
+    first_player: int = 0,
+    seed: int = 0,
+) -> Game:
+    """A game whose first deals are stacked: ``specs[i] = (layouts, stock_top)`` of deal i
+    (see :func:`stack`; each deal's layouts have that deal's layout sizes)."""
+    orders = [stack(rules, layouts, stock) for layouts, stock in specs]
+    return Game(rules, seed=seed, deals=orders, first_player=first_player)
