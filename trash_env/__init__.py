@@ -1,6 +1,19 @@
-"""trash-env: the card game Trash (Garbage) as a rules engine and RL environments."""
+"""trash-env: the card game Trash (Garbage) as a rules engine and RL environments.
+
+``trash_env.env(**options)`` is the wrapped PettingZoo AEC environment and
+``trash_env.raw_env(**options)`` the bare one; importing the package registers
+``"trash/trash-v0"`` so that ``pettingzoo.make("aec", "trash/trash-v0")`` works.
+"""
+
+from pettingzoo import aec_registry, register
 
 from trash_env.engine import Decision, Event, Game
+from trash_env.env import env, raw_env
 from trash_env.rules import Rules
 
-__all__ = ["Decision", "Event", "Game", "Rules"]
+ENV_ID = "trash/trash-v0"
+
+if ENV_ID not in aec_registry:  # re-importing (e.g. importlib.reload) must not warn
+    register("aec", ENV_ID, "trash_env.env:env")
+
+__all__ = ["ENV_ID", "Decision", "Event", "Game", "Rules", "env", "raw_env"]

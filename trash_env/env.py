@@ -1,0 +1,300 @@
+"""The PettingZoo AEC environment of Trash: one engine game, agents ``player_0``..``player_{n-1}``.
+
+``raw_env(**options)`` is the bare environment; ``env(**options)`` wraps it like PettingZoo's
+classic games (illegal actions end the game with reward -1 for the offender, actions are
+bounds-checked, call order is enforced). Options are every field of
+:class:`trash_env.rules.Rules` plus ``render_mode`` and ``round_rewards``.
+
+Why it looks the way it does:
+
+- The engine stops only at real decisions, so every agent step is one engine decision; a
+  ``CALL`` decision (``call_trash`` option) is answered by the env with ``CALL_TRASH`` at once.
+  Agents always remember to call; only a human UI plays the call itself (on the engine).
+- Observations come from :mod:`trash_env.observation` (public information only) and are cached
+  per agent and env step: ``last()`` and ``observe()`` may be called many times per step. The
+  returned arrays are fresh per step, so storing them is safe; do not write into them.
+- Rewards are zero-sum. At the game's end every agent gets ``Game.returns()``. With
+  ``round_rewards=True`` every finished deal also pays the players who shrank in that deal
+  their share of +1 in the same formula (``Game.shares_to_returns``); the deal that ends the
+  game pays its deal reward and then the game reward on top. Each step's rewards sum to zero.
+- Game end: terminations all True (truncations all True at ``max_turns``, reward 0), then the
+  agents are removed one by one by dead steps with action ``None`` (PettingZoo's pattern).
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Game
+from trash_env.observation import (
+    action_mask,
+    encode_observation,
+    encode_state,
+    observation_size,
+    state_size,
+)
+from trash_env.rules import Rules
+
+RENDER_MODES = ("ansi", "human", "rgb_array")
+ENV_OPTIONS = ("render_mode", "round_rewards")
+ILLEGAL_REWARD = -1
+
+
+def env(**options: Any) -> AECEnv:
+    """The Trash AEC environment wrapped like PettingZoo's classic games: illegal actions end
+    the game (reward -1 for the offender), actions are bounds-checked, call order enforced."""
+    wrapped: AECEnv = raw_env(**options)
+    wrapped = _TerminateIllegal(wrapped, illegal_reward=ILLEGAL_REWARD)
+    wrapped = _AssertOutOfBounds(wrapped)
+    return _OrderEnforcing(wrapped)
+
+
+# PettingZoo's wrappers find ``agent_selection``, ``terminations`` and the like through a
+# ``__getattr__`` per wrapper layer; a step reads them about twenty times, which costs more
+# than playing the step. These subclasses of the very same wrappers (same behaviour, same
+# ``isinstance``) read those attributes from the bare env directly.
+_FORWARDED = (
+    "agent_selection",
+    "agents",
+    "rewards",
+    "terminations",
+    "truncations",
+    "infos",
+    "_cumulative_rewards",
+)
+
+
+def _forward(name: str) -> property:
+    # Before reset the bare env lacks these: the AttributeError makes Python fall back to the
+    # wrapper's __getattr__, so OrderEnforcingWrapper still explains the misuse.
+    def put(self: Any, value: Any) -> None:
+        setattr(self._bare, name, value)
+
+    return property(attrgetter(f"_bare.{name}"), put)  # attrgetter: a C-level read
+
+
+class _DirectAttributes:
+    _bare: AECEnv
+
+    def _bind(self, inner: AECEnv) -> None:
+        object.__setattr__(self, "_bare", inner.unwrapped)
+
+
+for _name in _FORWARDED:
+    setattr(_DirectAttributes, _name, _forward(_name))
+
+
+class _TerminateIllegal(_DirectAttributes, wrappers.TerminateIllegalWrapper):
+    def __init__(self, inner: AECEnv, illegal_reward: float) -> None:
+        self._bind(inner)
+        super().__init__(inner, illegal_reward)
+
+
+class _AssertOutOfBounds(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
+    def __init__(self, inner: AECEnv) -> None:
+        self._bind(inner)
+        super().__init__(inner)
+
+
+class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
+    def __init__(self, inner: AECEnv) -> None:
+        self._bind(inner)
+        super().__init__(inner)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the bare env
+    """The bare Trash AEC environment (no wrappers): illegal actions raise ``ValueError``.
+
+    Args:
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints the
+            text after every step) or ``"rgb_array"`` (``render()`` returns an image).
+        round_rewards: also reward every finished deal (see the module docstring).
+        **options: every field of :class:`trash_env.rules.Rules` (unknown names raise).
+
+    Attributes:
+        rules: the rules of every game this env plays.
+        game: the running :class:`trash_env.engine.Game` (after ``reset``). It holds hidden
+            cards: give agents observations, never the game.
+    """
+
+    metadata = {
+        "name": "trash_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self, render_mode: str | None = None, round_rewards: bool = False, **options: Any
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}, "
+                f"got {render_mode!r}"
+            )
+        if not isinstance(round_rewards, bool):
+            raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
+        unknown = sorted(set(options) - set(Rules.option_names()))
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {', '.join(unknown)}; allowed: "
+                f"{', '.join(ENV_OPTIONS + Rules.option_names())}"
+            )
+        self.rules = Rules.from_options(**options)
+        self.render_mode = render_mode
+        self.round_rewards = round_rewards
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{p}" for p in range(n)]
+        self._index = {agent: p for p, agent in enumerate(self.possible_agents)}
+        # One space object per agent, so seeding one agent's space leaves the others alone.
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, 1.0, (observation_size(n),), np.float32),
+                    "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self.state_space = spaces.Box(0.0, 1.0, (state_size(n),), np.float32)
+        self.game: Game | None = None
+        self._rng = np.random.default_rng()
+        self._steps = 0  # env steps since reset: the observation cache key
+        self._obs_cache: dict[str, tuple[int, dict[str, np.ndarray]]] = {}
+        self._deals_paid = 0
+        self._last_events = 0  # index in game.events where the last step's events begin
+
+    # ------------------------------------------------------------------ spaces
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ AEC API
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game. ``seed`` reseeds the env's generator; without it the next game
+        follows from the generator's state (a fresh env draws its seed from the OS)."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.game = Game(self.rules, seed=int(self._rng.integers(2**63)))
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self._steps = 0
+        self._obs_cache = {}
+        self._deals_paid = 0
+        self._last_events = 0
+        self._settle()
+        self._accumulate_rewards()
+        if self.game.done:  # only a deal won before any decision (e.g. start_size=1)
+            self._deads_step_first()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        cached = self._obs_cache.get(agent)
+        if cached is not None and cached[0] == self._steps:
+            return cached[1]
+        p = self._index[agent]
+        obs = {
+            "observation": encode_observation(self.game, p),
+            "action_mask": action_mask(self.game, p),
+        }
+        self._obs_cache[agent] = (self._steps, obs)
+        return obs
+
+    def state(self) -> np.ndarray:
+        """The full state (``encode_state``: includes hidden cards), for centralised critics."""
+        return encode_state(self.game)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            game._refuse(action)  # the engine's message names the legal actions
+        mark = len(game.events)
+        game.step(int(action))  # raises ValueError naming the legal actions if illegal
+        self._last_events = mark
+        self._steps += 1
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        self._settle()
+        self._accumulate_rewards()
+        if game.done:
+            self._deads_step_first()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            from gymnasium import logger
+
+            logger.warn("render() called without a render_mode; pass render_mode to the env")
+            return None
+        from trash_env import render as table
+
+        args = (self.game, self.possible_agents, self._last_events)
+        if self.render_mode == "rgb_array":
+            return table.render_image(*args)
+        text = table.render_text(*args)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------ internals
+
+    def _settle(self) -> None:
+        """After the engine moved: answer calls, pay finished deals, end or pass the turn."""
+        game = self.game
+        while game.decision == Decision.CALL:
+            game.step(CALL_TRASH)
+        if self.round_rewards:
+            results = game.round_results
+            while self._deals_paid < len(results):
+                self._pay(game.shares_to_returns(results[self._deals_paid]))
+                self._deals_paid += 1
+        if game.done:
+            if game.truncated:
+                self.truncations = dict.fromkeys(self.agents, True)
+            else:
+                self._pay(game.returns())
+                self.terminations = dict.fromkeys(self.agents, True)
+            self._set_final_infos()
+        self.agent_selection = self.possible_agents[game.current]
+
+    def _pay(self, returns: list[float]) -> None:
+        for p, agent in enumerate(self.possible_agents):
+            self.rewards[agent] += returns[p]
+
+    def _set_final_infos(self) -> None:
+        game = self.game
+        winners = [self.possible_agents[p] for p in game.winners]
+        for p, agent in enumerate(self.possible_agents):
+            self.infos[agent] = {
+                "placing": None if game.placings is None else game.placings[p],
+                "winners": winners[:],
+                "rounds_won": game.rounds_won[p],
+                "truncated": game.truncated,
+            }

@@ -1,0 +1,161 @@
+"""Pictures of the table: a text view (``ansi``/``human``) and an image (``rgb_array``).
+
+Both show what everybody at a real table sees, plus the face-down marks: every layout as two
+rows of five slots (face-down ``##``, natural cards as their rank, wild cards in brackets,
+slots outside the layout ``..``), layout sizes, rounds won, the discard top, the stock size, the
+card in hand and the last events. Face-down cards are never shown, so a render is safe to show
+to a player.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from trash_env.cards import NUM_SLOTS, card_short
+from trash_env.engine import DOWN, NATURAL, WILD_UP, Game, describe_event
+
+ROW = 5  # slots per layout row
+MAX_EVENTS = 12  # event lines shown
+
+LEGEND = "## face-down   (J) wild face-up   .. not in the layout   > to act"
+
+
+def cell(game: Game, player: int, slot: int) -> str:
+    """Four characters for one slot: face-down, natural, wild or absent."""
+    state = game.state[player][slot]
+    if state == DOWN:
+        return " ## "
+    if state == NATURAL:
+        return f" {card_short(game.layout[player][slot]):<3}"
+    if state == WILD_UP:
+        return f"({card_short(game.layout[player][slot])})".ljust(4)
+    return " .. "
+
+
+def _names(game: Game, names: Sequence[str] | None) -> list[str]:
+    return list(names) if names is not None else [f"player_{p}" for p in range(game.num_players)]
+
+
+def _status(game: Game, names: list[str]) -> str:
+    if game.truncated:
+        return "game cut off at the turn limit"
+    if game.done:
+        winners = ", ".join(names[p] for p in game.winners)
+        return f"game over: won by {winners}"
+    return f"{names[game.current]} to act ({game.decision.name.lower()})"
+
+
+def render_text(game: Game, names: Sequence[str] | None = None, since: int = 0) -> str:
+    """The table as text; ``since`` is the index in ``game.events`` of the first event listed
+    (at most the last ``MAX_EVENTS`` of them are shown)."""
+    names = _names(game, names)
+    acting = -1 if game.done else game.current
+    lines = [
+        f"deal {game.deal_number + 1 - int(game.done)}, turn {game.turns + 1}: "
+        + _status(game, names)
+    ]
+    for p in range(game.num_players):
+        mark = ">" if p == acting else " "
+        lines.append(
+            f"{mark} {names[p]}: layout {game.sizes[p]}, rounds won {game.rounds_won[p]}, "
+            f"face-down {game.face_down_count(p)}"
+        )
+        for start in (0, ROW):
+            lines.append("    " + "".join(cell(game, p, s) for s in range(start, start + ROW)))
+    top = card_short(game.discard[-1]) if game.discard else "-"
+    held = card_short(game.held) if game.held >= 0 else "-"
+    lines.append(
+        f"discard top {top} ({len(game.discard)} cards), stock {len(game.stock)} cards, "
+        f"in hand {held}"
+    )
+    events = game.events[since:]
+    if events:
+        lines.append("last events:")
+        if len(events) > MAX_EVENTS:
+            lines.append(f"  ... {len(events) - MAX_EVENTS} earlier")
+        lines += ["  " + describe_event(e, names) for e in events[-MAX_EVENTS:]]
+    lines.append(LEGEND)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- image
+
+CARD_W, CARD_H, GAP = 34, 48, 6
+PANEL_W = ROW * (CARD_W + GAP) + GAP
+PANEL_H = 22 + 2 * (CARD_H + GAP) + GAP
+COLUMNS = 3
+FOOTER_H = 78
+FELT = (30, 100, 60)
+BACK = (40, 70, 160)
+FACE = (245, 245, 240)
+WILD = (250, 210, 80)
+ABSENT_LINE = (60, 130, 90)
+INK = (20, 20, 20)
+LIGHT = (235, 235, 235)
+ACT = (255, 230, 120)
+
+
+def image_size(num_players: int) -> tuple[int, int]:
+    """(width, height) of the rendered image: fixed per number of players."""
+    cols = min(num_players, COLUMNS)
+    rows = -(-num_players // COLUMNS)
+    return cols * PANEL_W + GAP, rows * PANEL_H + FOOTER_H
+
+
+def _card(draw, x: int, y: int, fill, label: str = "", outline=INK) -> None:
+    draw.rounded_rectangle((x, y, x + CARD_W, y + CARD_H), radius=4, fill=fill, outline=outline)
+    if label:
+        draw.text((x + CARD_W / 2, y + CARD_H / 2), label, fill=INK, anchor="mm")
+
+
+def render_image(game: Game, names: Sequence[str] | None = None, since: int = 0) -> np.ndarray:
+    """The table as an ``H x W x 3`` uint8 picture (drawn with Pillow)."""
+    from PIL import Image, ImageDraw
+
+    names = _names(game, names)
+    width, height = image_size(game.num_players)
+    img = Image.new("RGB", (width, height), FELT)
+    draw = ImageDraw.Draw(img)
+    acting = -1 if game.done else game.current
+    for p in range(game.num_players):
+        x0 = GAP + (p % COLUMNS) * PANEL_W
+        y0 = (p // COLUMNS) * PANEL_H + 4
+        head = f"{names[p]}  size {game.sizes[p]}  won {game.rounds_won[p]}"
+        draw.text(
+            (x0, y0), ("> " if p == acting else "") + head, fill=ACT if p == acting else LIGHT
+        )
+        for s in range(NUM_SLOTS):
+            x = x0 + (s % ROW) * (CARD_W + GAP)
+            y = y0 + 18 + (s // ROW) * (CARD_H + GAP)
+            state = game.state[p][s]
+            if state == DOWN:
+                _card(draw, x, y, BACK, outline=LIGHT)
+            elif state == NATURAL:
+                _card(draw, x, y, FACE, card_short(game.layout[p][s]))
+            elif state == WILD_UP:
+                _card(draw, x, y, WILD, card_short(game.layout[p][s]))
+            else:
+                _card(draw, x, y, None, outline=ABSENT_LINE)
+    fy = height - FOOTER_H + 8
+    if game.discard:
+        _card(draw, GAP, fy, FACE, card_short(game.discard[-1]))
+    else:
+        _card(draw, GAP, fy, None, outline=LIGHT)
+    _card(draw, 2 * GAP + CARD_W, fy, BACK if game.stock else None, outline=LIGHT)
+    if game.held >= 0:
+        _card(
+            draw,
+            4 * GAP + 2 * CARD_W,
+            fy,
+            WILD if game.wild[game.held] else FACE,
+            card_short(game.held),
+        )
+    tx = 6 * GAP + 3 * CARD_W
+    draw.text((tx, fy), f"discard {len(game.discard)}  stock {len(game.stock)}", fill=LIGHT)
+    draw.text((tx, fy + 16), _status(game, names), fill=LIGHT)
+    events = game.events[since:]
+    if events:
+        draw.text((tx, fy + 32), describe_event(events[-1], names), fill=LIGHT)
+    return np.asarray(img, dtype=np.uint8)
