@@ -56,6 +56,9 @@ class Decision(IntEnum):
 
 
 NUM_DECISIONS = len(Decision)
+# Module-level aliases for the hot paths: ``Decision.DRAW`` is a slow enum-class attribute
+# lookup, while ``decision is _DRAW`` is a pointer compare (``decision`` stays a Decision).
+_NONE, _DRAW, _WILD, _SWAP, _CALL = Decision
 
 # Round phases.
 _PLAY, _FREE_DRAWS = 0, 1
@@ -70,6 +73,10 @@ class Event(NamedTuple):
     card: int = -1
     slot: int = -1
 
+
+# ``Event(...)`` goes through the NamedTuple's Python-level ``__new__``; the C-level
+# ``tuple.__new__(Event, fields)`` builds the same Event at half the cost.
+_new_tuple = tuple.__new__
 
 EVENT_KINDS = (
     "deal",  # slot = deal number (0-based), player = first player
@@ -184,7 +191,7 @@ class Game:
         self.placings: tuple[int, ...] | None = None
         self.done = False
         self.truncated = False
-        self.decision = Decision.NONE
+        self.decision = _NONE
         if first_player is None:
             first_player = int(self.rng.integers(n))
         elif not 0 <= first_player < n:
@@ -201,39 +208,39 @@ class Game:
     def legal_actions(self) -> list[int]:
         """The actions open to the player to act, ascending; empty once the game is over."""
         decision = self.decision
-        if decision == Decision.DRAW:
+        if decision is _DRAW:
             return [DRAW_STOCK, TAKE_DISCARD]
-        if decision == Decision.WILD:
+        if decision is _WILD:
             state = self.state[self._current]
             return [s for s in range(self.sizes[self._current]) if state[s] == DOWN]
-        if decision == Decision.SWAP:
+        if decision is _SWAP:
             return [self.held - 1, DECLINE]
-        if decision == Decision.CALL:
+        if decision is _CALL:
             return [CALL_TRASH, STAY_SILENT]
         return []
 
     def step(self, action: int) -> None:
         """Apply the acting player's choice and play on to the next decision or the end."""
         decision = self.decision
-        if decision == Decision.DRAW and action == DRAW_STOCK:
+        if decision is _DRAW and action == DRAW_STOCK:
             self._draw_stock()
-        elif decision == Decision.DRAW and action == TAKE_DISCARD:
+        elif decision is _DRAW and action == TAKE_DISCARD:
             self._take_discard()
-        elif decision == Decision.WILD and action in self.legal_actions():
+        elif decision is _WILD and action in self.legal_actions():
             if self._put(action, True):
                 self._play_held()
-        elif decision == Decision.SWAP and action == self.held - 1:
+        elif decision is _SWAP and action == self.held - 1:
             if self._put(action, False):
                 self._play_held()
-        elif decision == Decision.SWAP and action == DECLINE:
+        elif decision is _SWAP and action == DECLINE:
             self._log("decline", self.held)
             self._end_turn()
-        elif decision == Decision.CALL and action == CALL_TRASH:
+        elif decision is _CALL and action == CALL_TRASH:
             self._log("call")
             self._called = True
             self._lay(*self._pending_put)
             self._layout_complete()
-        elif decision == Decision.CALL and action == STAY_SILENT:
+        elif decision is _CALL and action == STAY_SILENT:
             self._lay(*self._pending_put)
             self._miss_call()
         else:
@@ -395,7 +402,7 @@ class Game:
         if not self.stock:
             self._reshuffle()
         if self.stock and self.discard:
-            self.decision = Decision.DRAW
+            self.decision = _DRAW
         elif self.stock:
             self._draw_stock()
         else:
@@ -434,7 +441,7 @@ class Game:
             card = self.held
             if self.wild[card]:
                 if self._down[player] > 1:
-                    self.decision = Decision.WILD
+                    self.decision = _WILD
                     return
                 slot = state.index(DOWN)
                 as_wild = True
@@ -442,7 +449,7 @@ class Game:
                 slot = card - 1
                 as_wild = False
             elif 1 <= card <= size and state[card - 1] == WILD_UP:
-                self.decision = Decision.SWAP
+                self.decision = _SWAP
                 return
             else:
                 self._end_turn()
@@ -457,7 +464,7 @@ class Game:
         completes = down == 0 or (down == 1 and self.state[player][slot] == DOWN)
         if completes and self.rules.call_trash and self._phase == _PLAY and not self._called:
             self._pending_put = (slot, as_wild)
-            self.decision = Decision.CALL
+            self.decision = _CALL
             return False
         self._lay(slot, as_wild)
         if completes:
@@ -585,7 +592,7 @@ class Game:
 
     def _game_over(self, winners: Sequence[int]) -> None:
         self.done = True
-        self.decision = Decision.NONE
+        self.decision = _NONE
         self.winners = tuple(winners)
         # Winners place first; the others by how few face-down slots they had left (000).
         keys = [
@@ -598,11 +605,13 @@ class Game:
     def _truncate(self) -> None:
         self.done = True
         self.truncated = True
-        self.decision = Decision.NONE
+        self.decision = _NONE
         self._log("truncated", player=-1)
 
     def _log(self, kind: str, card: int = -1, slot: int = -1, player: int | None = None) -> None:
-        self.events.append(Event(kind, self._current if player is None else player, card, slot))
+        self.events.append(
+            _new_tuple(Event, (kind, self._current if player is None else player, card, slot))
+        )
 
     def _refuse(self, action: object) -> None:
         legal = self.legal_actions()
