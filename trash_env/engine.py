@@ -424,38 +424,59 @@ class Game:
     def _draw_stock(self) -> None:
         self.held = card = self.stock.pop()
         self._hidden[card] -= 1
-        self._log("draw_stock", card)
+        self.events.append(_new_tuple(Event, ("draw_stock", self._current, card, -1)))
         self._play_held()
 
     def _take_discard(self) -> None:
-        self.held = self.discard.pop()
-        self._log("take_discard", self.held)
+        self.held = card = self.discard.pop()
+        self.events.append(_new_tuple(Event, ("take_discard", self._current, card, -1)))
         self._play_held()
 
     def _play_held(self) -> None:
-        """Place the card in hand, and the cards it uncovers, until a decision or the turn's end."""
+        """Place the card in hand, and the cards it uncovers, until a decision or the turn's end.
+
+        The engine's hot loop: a natural card on a face-down slot that does not complete the
+        layout is laid here inline (what ``_lay`` does); completing placements, which may end
+        the round or await a call, go through ``_put``."""
         player = self._current
         size = self.sizes[player]
         state = self.state[player]
+        row = self.layout[player]
+        wild = self.wild
+        down_counts = self._down
+        hidden = self._hidden
+        log = self.events.append
+        card = self.held
         while True:
-            card = self.held
-            if self.wild[card]:
-                if self._down[player] > 1:
+            if wild[card]:
+                if down_counts[player] > 1:
                     self.decision = _WILD
                     return
-                slot = state.index(DOWN)
-                as_wild = True
-            elif 1 <= card <= size and state[card - 1] == DOWN:
-                slot = card - 1
-                as_wild = False
-            elif 1 <= card <= size and state[card - 1] == WILD_UP:
-                self.decision = _SWAP
+                self._put(state.index(DOWN), True)  # the last face-down slot: completes
                 return
-            else:
+            if not 1 <= card <= size:
                 self._end_turn()
                 return
-            if not self._put(slot, as_wild):
+            slot = card - 1
+            was = state[slot]
+            if was == WILD_UP:
+                self.decision = _SWAP
                 return
+            if was != DOWN:
+                self._end_turn()
+                return
+            down = down_counts[player]
+            if down == 1:
+                self._put(slot, False)  # completes the layout
+                return
+            under = row[slot]
+            row[slot] = card
+            state[slot] = NATURAL
+            down_counts[player] = down - 1
+            hidden[under] -= 1
+            log(_new_tuple(Event, ("place", player, card, slot)))
+            log(_new_tuple(Event, ("pickup", player, under, slot)))
+            self.held = card = under
 
     def _put(self, slot: int, as_wild: bool) -> bool:
         """Lay the held card in ``slot``; False when that ended the round or awaits a call."""
