@@ -1,0 +1,428 @@
+"""Play Trash against the bots in a terminal: ``python -m trash_env.play --opponents greedy``.
+
+The person sits at one seat (``--seat``, counted from 1), bots at the others; every rules
+option is a flag (``--wilds kings``, ``--episode round``, ``--call-trash``, ...). The engine is
+driven directly, so the "Trash!" call (``--call-trash``) is asked of the person, while bots
+always call. Every game, finished or left, is written as a JSON log (rules, seed, seats, every
+action and event); ``--replay FILE`` prints a log's events again, deal by deal.
+
+Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options
+or an unreadable log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from collections.abc import Sequence
+from dataclasses import fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from agents.base import Agent, make_agent, parse_spec
+from agents.human import CELL, ROW, HumanAgent, HumanQuit, cell, describe, seat_names
+from trash_env.cards import NUM_SLOTS, card_short
+from trash_env.engine import ABSENT, CALL_TRASH, DOWN, NATURAL, WILD_UP, Decision, Event, Game
+from trash_env.observation import action_mask, encode_observation
+from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
+from trash_env.view import PublicView
+
+LOG_FORMAT = "trash_env.play/1"
+DEFAULT_LOG_DIR = Path.home() / ".trash_env" / "games"
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPT = 0, 2, 130
+
+# Flag names people type; every other rules option is its field name with dashes.
+_FLAG_NAMES = {
+    "num_players": ["--players", "--num-players"],
+    "num_decks": ["--decks", "--num-decks"],
+}
+_CHOICES = {"wilds": WILDS, "first_player": FIRST_PLAYER, "reshuffle": RESHUFFLE,
+            "episode": EPISODE}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m trash_env.play",
+        description="Play Trash (Garbage) in the terminal against bots.",
+        epilog="Keys during the game: s stock, d discard, 1-10 slot, n decline a swap, "
+        "trash call Trash!, t table, h help, q quit. Exit codes: 0 done or quit, "
+        "130 Ctrl-C, 2 bad options.",
+    )
+    parser.add_argument(
+        "--opponents", nargs="+", default=["greedy"], metavar="SPEC",
+        help="bot specs for the other seats, in seat order (e.g. greedy counting "
+        "search:rollouts=50); one spec is repeated to fill --players (default: greedy)",
+    )
+    parser.add_argument("--seat", type=int, default=1,
+                        help="your seat, counted from 1 in turn order (default: 1)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the deals and the bots (default: a fresh one, printed)")
+    parser.add_argument("--log", type=Path, default=None, metavar="FILE",
+                        help=f"write the game log here (default: {DEFAULT_LOG_DIR}/<time>.json)")
+    parser.add_argument("--no-log", action="store_true", help="do not write a game log")
+    parser.add_argument("--replay", type=Path, default=None, metavar="FILE",
+                        help="print the events of a logged game again, and exit")
+    parser.add_argument("--no-pause", action="store_true",
+                        help="with --replay: do not wait for Enter between deals")
+    rules = parser.add_argument_group("rules options (RULES.md; defaults: the standard game)")
+    defaults = Rules()
+    for field in fields(Rules):
+        flags = _FLAG_NAMES.get(field.name, ["--" + field.name.replace("_", "-")])
+        default = getattr(defaults, field.name)
+        kwargs: dict = {"dest": field.name, "default": argparse.SUPPRESS}
+        if isinstance(default, bool):
+            kwargs["action"] = argparse.BooleanOptionalAction
+            kwargs["help"] = f"(default: {'on' if default else 'off'})"
+        elif field.name in _CHOICES:
+            kwargs["choices"] = _CHOICES[field.name]
+            kwargs["help"] = f"(default: {default})"
+        elif isinstance(default, str):
+            kwargs["help"] = f"(default: {default})"
+        else:  # int, or None meaning "automatic"/"off"
+            kwargs["type"] = int
+            kwargs["metavar"] = "N"
+            kwargs["help"] = f"(default: {'automatic/off' if default is None else default})"
+        rules.add_argument(*flags, **kwargs)
+    return parser
+
+
+def _rules_options(args: argparse.Namespace) -> dict:
+    return {f.name: getattr(args, f.name) for f in fields(Rules) if hasattr(args, f.name)}
+
+
+def _bot_label(spec: str) -> str:
+    name = parse_spec(spec)[0]
+    return Path(name).stem if name.endswith(".zip") else name
+
+
+def seat_specs(opponents: Sequence[str], num_players: int | None, seat: int) -> list[str]:
+    """The agent spec of every seat: ``"human"`` at ``seat`` (0-based), the opponents at the
+    other seats in seat order. Raises ValueError on a count that does not fit."""
+    if "human" in (parse_spec(spec)[0] for spec in opponents):
+        raise ValueError("--opponents takes bots only; your own seat is --seat")
+    n = num_players if num_players is not None else len(opponents) + 1
+    if len(opponents) == 1:
+        bots = list(opponents) * (n - 1)
+    elif len(opponents) == n - 1:
+        bots = list(opponents)
+    else:
+        raise ValueError(
+            f"--players {n} needs {n - 1} opponent spec(s), or one to use at every seat; "
+            f"got {len(opponents)}: {' '.join(opponents)}"
+        )
+    if not 0 <= seat < n:
+        raise ValueError(f"--seat must be 1 to {n}, got {seat + 1}")
+    bots.insert(seat, "human")
+    return bots
+
+
+def _seeds(seed: int, n: int) -> list[int]:
+    """One independent seed per seat, derived from the game's seed."""
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
+
+
+class DealTracker:
+    """The layouts of the current deal, rebuilt from the events alone (public information), to
+    picture a deal at its end: the engine has already dealt the next one by then."""
+
+    def __init__(self, rules: Rules) -> None:
+        n = rules.num_players
+        self.sizes = [rules.start_size] * n
+        self.rounds_won = [0] * n
+        self.states = [[ABSENT] * NUM_SLOTS for _ in range(n)]
+        self.cards = [[-1] * NUM_SLOTS for _ in range(n)]
+        self.revealed: list[set[int]] = [set() for _ in range(n)]
+        self.deals = 0  # deals started
+
+    def feed(self, event: Event) -> None:
+        kind, p, card, slot = event
+        if kind == "deal":
+            self.deals += 1
+            for q, size in enumerate(self.sizes):
+                self.states[q] = [DOWN] * size + [ABSENT] * (NUM_SLOTS - size)
+                self.cards[q] = [-1] * NUM_SLOTS
+                self.revealed[q] = set()
+        elif kind in ("place", "swap"):
+            self.states[p][slot], self.cards[p][slot] = NATURAL, card
+        elif kind == "wild":
+            self.states[p][slot], self.cards[p][slot] = WILD_UP, card
+        elif kind == "reveal":
+            self.cards[p][slot] = card
+            self.revealed[p].add(slot)
+        elif kind == "shrink":
+            self.sizes[p] = slot
+            self.rounds_won[p] += 1
+
+    def picture(self, names: Sequence[str], title: str | None = None) -> list[str]:
+        """Every layout as it lay at the end of the deal (cards turned up shown as [5])."""
+        lines = [title or f"The table at the end of deal {self.deals}:"]
+        for p, name in enumerate(names):
+            won = self.rounds_won[p]
+            lines.append(f"{name}: {won} round{'' if won == 1 else 's'} won, next layout of "
+                         f"{self.sizes[p]}")
+            for start in (0, ROW):
+                cells = []
+                for s in range(start, start + ROW):
+                    if s in self.revealed[p]:
+                        cells.append(f"[{card_short(self.cards[p][s])}]".center(CELL))
+                    else:
+                        cells.append(cell(self.states[p][s], self.cards[p][s]))
+                lines.append("   " + "".join(cells))
+        return lines
+
+
+def narrate(events: Sequence[Event], tracker: DealTracker, names: Sequence[str]) -> list[str]:
+    """Event lines, with the picture of each finished deal before the next deal starts."""
+    lines = []
+    for event in events:
+        if event.kind == "deal" and tracker.deals > 0:
+            lines += tracker.picture(names)
+        tracker.feed(event)
+        lines.append(describe(event, names))
+    return lines
+
+
+class Table:
+    """One game in progress: the engine, the person, the bots and the log."""
+
+    def __init__(
+        self,
+        game: Game,
+        seat: int,
+        bots: dict[int, Agent],
+        human: HumanAgent,
+        names: Sequence[str],
+        specs: Sequence[str],
+        seed: int | None,
+    ) -> None:
+        self.game, self.seat, self.bots, self.human = game, seat, bots, human
+        self.names = list(names)
+        self.specs = list(specs)
+        self.seed = seed
+        self.actions: list[tuple[int, int]] = []
+        self.shown = 0  # events already shown to the person
+        self.tracker = DealTracker(game.rules)
+
+    def _news(self) -> list[str]:
+        events = self.game.events[self.shown :]
+        self.shown = len(self.game.events)
+        return narrate(events, self.tracker, self.names)
+
+    def play(self) -> None:
+        """Play to the end of the game (HumanQuit, EOFError, KeyboardInterrupt pass through)."""
+        game = self.game
+        while not game.done:
+            player = game.current
+            if player == self.seat:
+                self.human.tell(self._news())
+                self.human.deal = game.deal_number + 1
+                action = self.human.ask(PublicView(game, player))
+            elif game.decision == Decision.CALL:
+                action = CALL_TRASH  # bots always remember to call
+            else:
+                action = self.bots[player].act(
+                    encode_observation(game, player), action_mask(game, player),
+                    PublicView(game, player),
+                )
+            self.actions.append((player, int(action)))
+            game.step(int(action))
+        self.finish()
+
+    def finish(self) -> None:
+        """The last events, the final table and the result."""
+        game, say = self.game, self.human.say
+        news = self._news()
+        if news:
+            say("")
+            for line in news:
+                say("  " + line)
+        say("")
+        for line in self.tracker.picture(self.names, "The table at the end of the game:"):
+            say(line)
+        say("")
+        say(result_text(game.truncated, game.winners, game.placings, game.rounds_won, self.names))
+
+    def log(self) -> dict:
+        game = self.game
+        return {
+            "format": LOG_FORMAT,
+            "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "rules": game.rules.to_dict(),
+            "seed": self.seed,
+            "seat": self.seat,
+            "agents": self.specs,
+            "names": self.names,
+            "finished": game.done,
+            "truncated": game.truncated,
+            "winners": list(game.winners),
+            "placings": list(game.placings) if game.placings is not None else None,
+            "rounds_won": game.rounds_won,
+            "actions": self.actions,
+            "events": [list(e) for e in game.events],
+        }
+
+
+def result_text(
+    truncated: bool,
+    winners: Sequence[int],
+    placings: Sequence[int] | None,
+    rounds_won: Sequence[int],
+    names: Sequence[str],
+) -> str:
+    if truncated:
+        return "The game was cut off at the turn limit (--max-turns): nobody won."
+    if not winners:
+        return "The game was not finished."
+    who = " and ".join(names[p] for p in winners)
+    if len(winners) > 1:
+        head = f"{who} share the win."
+    else:
+        head = f"{who} won the game!" if names[winners[0]] == "You" else f"{who} won the game."
+    lines = [head, "Rounds won: " + ", ".join(f"{names[p]} {w}" for p, w in enumerate(rounds_won))]
+    if placings is not None and len(names) > 2:
+        order = sorted(range(len(names)), key=lambda p: placings[p])
+        lines.append("Places: " + ", ".join(f"{placings[p]}. {names[p]}" for p in order))
+    return "\n".join(lines)
+
+
+def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
+    """Write the log as JSON; a failure is reported, never raised."""
+    if path is None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        path = DEFAULT_LOG_DIR / f"{stamp}-seed{log['seed']}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(log) + "\n", encoding="utf-8")
+    except OSError as error:
+        out.write(f"Could not write the game log to {path}: {error.strerror or error}\n")
+        return None
+    out.write(f"Game log written to {path} (replay: python -m trash_env.play --replay {path})\n")
+    return path
+
+
+def read_log(path: Path) -> dict:
+    """Load a game log; ValueError with a readable message if it is not one."""
+    try:
+        log = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {error.strerror or error}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not a game log (not JSON: {error})") from None
+    if not isinstance(log, dict) or log.get("format") != LOG_FORMAT:
+        raise ValueError(f"{path} is not a game log written by trash_env.play ({LOG_FORMAT})")
+    return log
+
+
+def replay(log: dict, out: TextIO, pause: bool = False, stdin: TextIO | None = None) -> None:
+    """Print a logged game's events deal by deal; ``pause`` waits for Enter between deals."""
+    names = log["names"]
+    rules = Rules.from_options(**log["rules"])
+    changed = [f"{k}={v}" for k, v in rules.to_dict().items() if getattr(Rules(), k) != v]
+    out.write(f"Game of {log['written']}, seed {log['seed']}: "
+              + ", ".join(names) + "\n")
+    out.write("Rules: " + (", ".join(changed) if changed else "standard") + "\n")
+    deals: list[list[Event]] = []
+    for raw in log["events"]:
+        event = Event(*raw)
+        if event.kind == "deal" or not deals:
+            deals.append([])
+        deals[-1].append(event)
+    tracker = DealTracker(rules)
+    for number, events in enumerate(deals, 1):
+        if pause and number > 1:
+            out.write("Press Enter for the next deal (q to stop): ")
+            out.flush()
+            line = (stdin or sys.stdin).readline()
+            if not line or line.strip().lower() in ("q", "quit"):
+                out.write("\n")
+                return
+        out.write(f"\n=== Deal {number} ===\n")
+        for event in events:
+            tracker.feed(event)
+            out.write("  " + describe(event, names) + "\n")
+        last = number == len(deals) and not log["finished"]
+        title = "The table when the game was left:" if last else None
+        out.write("\n".join(tracker.picture(names, title)) + "\n")
+    out.write("\n")
+    if not log["finished"]:
+        out.write("The game was left before its end.\n")
+    else:
+        out.write(result_text(log["truncated"], log["winners"], log["placings"],
+                              log["rounds_won"], names) + "\n")
+
+
+def main(
+    argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
+    """Run the program; returns the exit code (streams default to the terminal)."""
+    out = stdout if stdout is not None else sys.stdout
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse has printed its message
+        return int(stop.code or 0)
+    if args.replay is not None:
+        try:
+            log = read_log(args.replay)
+            interactive = stdin is None and sys.stdin.isatty() and out.isatty()
+            try:
+                replay(log, out, pause=interactive and not args.no_pause, stdin=stdin)
+            except (KeyError, TypeError, IndexError) as error:
+                raise ValueError(f"{args.replay} is not a valid game log ({error!r})") from None
+        except ValueError as error:
+            parser.print_usage(sys.stderr)
+            sys.stderr.write(f"{parser.prog}: error: {error}\n")
+            return EXIT_USAGE
+        except (KeyboardInterrupt, EOFError):
+            out.write("\nGoodbye.\n")
+        return EXIT_OK
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
+    try:
+        options = _rules_options(args)
+        specs = seat_specs(args.opponents, options.get("num_players"), args.seat - 1)
+        options["num_players"] = len(specs)
+        try:
+            rules = Rules.from_options(**options)
+        except ValueError as error:
+            raise ValueError(f"rules options: {error}") from None
+        seeds = _seeds(seed, len(specs))
+        bots = {p: make_agent(spec, seed=seeds[p]) for p, spec in enumerate(specs)
+                if p != args.seat - 1}
+    except (ValueError, ImportError) as error:
+        parser.print_usage(sys.stderr)
+        sys.stderr.write(f"{parser.prog}: error: {error}\n")
+        return EXIT_USAGE
+    seat = args.seat - 1
+    for p, bot in bots.items():
+        bot.reset(seed=seeds[p])
+    names = seat_names(len(specs), seat, [_bot_label(s) for s in specs])
+    human = HumanAgent(stdin=stdin, stdout=stdout, names=names)
+    game = Game(rules, seed=seed)
+    table = Table(game, seat, bots, human, names, specs, seed)
+    out.write(f"Trash: you are seat {seat + 1} of {len(specs)}; seed {seed}. "
+              "Type h for help, q to leave.\n")
+    code = EXIT_OK
+    try:
+        table.play()
+    except (HumanQuit, EOFError):
+        out.write("\nGoodbye: you left the game.\n")
+    except KeyboardInterrupt:
+        out.write("\nGoodbye: interrupted.\n")
+        code = EXIT_INTERRUPT
+    if not args.no_log:
+        write_log(table.log(), args.log, out)
+    out.flush()
+    return code
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # e.g. piped into head: stop quietly
+        sys.stdout = None
+        sys.exit(EXIT_OK)
