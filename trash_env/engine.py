@@ -538,8 +538,27 @@ class Game:
         self._next_turn()
 
     def _end_turn(self) -> None:
-        self.held = self._discard_held()
-        self._next_turn()
+        """Discard the held card and pass the turn. Runs once per turn, so the common case of
+        ``_next_turn`` and ``_begin_turn`` (no truncation, no free draws, no claim, a stock to
+        draw from) is inlined; everything else takes the general path."""
+        held = self.held
+        if held >= 0:
+            self.discard.append(held)
+            self.events.append(_new_tuple(Event, ("discard", self._current, held, -1)))
+        self.held = -1
+        if self._phase != _PLAY or self.turns + 1 >= self.rules.max_turns:
+            self._next_turn()
+            return
+        self.turns += 1
+        self._current = player = (self._current + 1) % self.num_players
+        if not self.stock or self._pending_claim[player]:
+            self._begin_turn()
+            return
+        self._called = False
+        if self.discard:
+            self.decision = _DRAW
+        else:
+            self._draw_stock()
 
     def _next_turn(self) -> None:
         self.turns += 1
