@@ -180,6 +180,7 @@ class Game:
         self.wild = self.rules.wild_table()
         self.totals = rank_totals(self.rules.decks, self.rules.jokers)
         self._deck = build_deck(self.rules.decks, self.rules.jokers)
+        self._deck_array = np.array(self._deck)  # shuffling an array skips a list conversion
         self._stacked = [list(order) for order in deals]
         self.sizes = [self.rules.start_size] * n
         self.rounds_won = [0] * n
@@ -365,7 +366,7 @@ class Game:
                     f"(missing {dict(missing)}, extra {dict(extra)})"
                 )
         else:
-            order = self.rng.permutation(deck).tolist()
+            order = self.rng.permutation(self._deck_array).tolist()  # same draws as the list
         self.layout = []
         self.state = []
         i = 0
