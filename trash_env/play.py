@@ -245,7 +245,8 @@ class Table:
         for line in self.tracker.picture(self.names, "The table at the end of the game:"):
             say(line)
         say("")
-        say(result_text(game.truncated, game.winners, game.placings, game.rounds_won, self.names))
+        say(result_text(game.truncated, game.winners, game.placings, game.rounds_won, self.names,
+                        game.rules.episode))
 
     def log(self) -> dict:
         game = self.game
@@ -273,7 +274,9 @@ def result_text(
     placings: Sequence[int] | None,
     rounds_won: Sequence[int],
     names: Sequence[str],
+    episode: str = "game",
 ) -> str:
+    """The result in words; ``episode="round"`` speaks of the deal, not the game."""
     if truncated:
         return "The game was cut off at the turn limit (--max-turns): nobody won."
     if not winners:
@@ -282,7 +285,8 @@ def result_text(
     if len(winners) > 1:
         head = f"{who} share the win."
     else:
-        head = f"{who} won the game!" if names[winners[0]] == "You" else f"{who} won the game."
+        noun = "game" if episode == "game" else "deal"
+        head = f"{who} won the {noun}" + ("!" if names[winners[0]] == "You" else ".")
     lines = [head, "Rounds won: " + ", ".join(f"{names[p]} {w}" for p, w in enumerate(rounds_won))]
     if placings is not None and len(names) > 2:
         order = sorted(range(len(names)), key=lambda p: placings[p])
@@ -353,7 +357,7 @@ def replay(log: dict, out: TextIO, pause: bool = False, stdin: TextIO | None = N
         out.write("The game was left before its end.\n")
     else:
         out.write(result_text(log["truncated"], log["winners"], log["placings"],
-                              log["rounds_won"], names) + "\n")
+                              log["rounds_won"], names, rules.episode) + "\n")
 
 
 def main(

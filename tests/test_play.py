@@ -1,0 +1,513 @@
+"""The terminal game (``python -m trash_env.play``) and the human seat, driven through stdin.
+
+Games are short (small layouts, one deal where that is enough) and seeded, so every test
+runs in well under a second, except the pseudo-terminal ones, which start a Python process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import select
+import sys
+import time
+
+import pytest
+from helpers import A, J, K, Q, game
+
+from agents import make_agent
+from agents.base import RandomAgent
+from agents.human import HumanAgent, HumanQuit, describe, draw_table, parse_choice, seat_names
+from trash_env.engine import (
+    CALL_TRASH,
+    DECLINE,
+    DRAW_STOCK,
+    EVENT_KINDS,
+    STAY_SILENT,
+    TAKE_DISCARD,
+    Decision,
+    Event,
+    Game,
+)
+from trash_env.play import Table, main, read_log
+from trash_env.rules import Rules
+from trash_env.view import PublicView
+
+SHORT = ["--start-size", "2", "--opponents", "random"]
+
+
+def run(argv: list[str], text: str = "") -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(argv, stdin=io.StringIO(text), stdout=out)
+    return code, out.getvalue()
+
+
+class Responder(io.TextIOBase):
+    """A stdin that reads the last prompt printed and answers it like a careful player: the
+    stock at a draw, the first slot offered, a swap when offered, and "trash" at a call.
+    ``first`` lists answers typed before that, one per question, bad ones included."""
+
+    def __init__(self, out: io.StringIO, first: tuple[str, ...] = (), call: str = "trash"):
+        self.out, self.first, self.call = out, list(first), call
+        self.prompts: list[str] = []
+
+    def readline(self, size: int = -1) -> str:
+        prompt = self.out.getvalue().rsplit("\n", 1)[-1]
+        self.prompts.append(prompt)
+        if self.first:
+            return self.first.pop(0) + "\n"
+        if "[s/d]" in prompt:
+            return "s\n"
+        if "trash" in prompt:
+            return self.call + "\n"
+        offered = re.search(r"\[(\d+)", prompt)
+        assert offered, f"unexpected question {prompt!r}"
+        return offered.group(1) + "\n"
+
+
+def play_scripted(argv: list[str], first: tuple[str, ...] = (), call: str = "trash"):
+    out = io.StringIO()
+    stdin = Responder(out, first, call)
+    code = main(argv, stdin=stdin, stdout=out)
+    return code, out.getvalue(), stdin
+
+
+def table_for(g: Game, text: str, seat: int = 0) -> tuple[Table, io.StringIO]:
+    """A stacked game at the terminal: the person at ``seat``, random bots elsewhere."""
+    out = io.StringIO()
+    specs = ["random"] * g.num_players
+    specs[seat] = "human"
+    names = seat_names(g.num_players, seat, specs)
+    human = HumanAgent(stdin=io.StringIO(text), stdout=out, names=names)
+    bots = {p: RandomAgent(seed=p) for p in range(g.num_players) if p != seat}
+    return Table(g, seat, bots, human, names, specs, seed=None), out
+
+
+# ---------------------------------------------------------------------- the screen
+
+
+def test_table_shows_face_down_natural_wild_and_absent_slots_and_never_a_hidden_card():
+    # Player 0 (layout of 9) draws the 3, lays it in slot 3 and picks up the Jack that lay
+    # there: the Jack is now in hand and wild, waiting for a slot.
+    g = game([[Q, 8, J, K, K, 10, 10, K, 7], [None] * 9], stock=[3, 5], first_player=0)
+    assert g.decision == Decision.WILD and g.held == J
+    g.state[1][4], g.layout[1][4] = 2, J  # seat 2 shows a wild Jack in slot 5 (drawing only)
+    text = draw_table(PublicView(g, 0), ["You", "random (seat 2)"], deal=1)
+    lines = text.splitlines()
+    assert lines[0] == "> You: layout of 9, 0 rounds won, 8 face-down"
+    assert lines[1].split() == ["1", "2", "3", "4", "5"]
+    assert lines[2].split() == ["##", "##", "3", "##", "##"]
+    assert lines[3].split() == ["6", "7", "8", "9", "10"]
+    assert lines[4].split() == ["##", "##", "##", "##", "--"]  # slot 10 is not in the layout
+    assert lines[5].startswith("  random (seat 2): layout of 9")
+    assert lines[7].split() == ["##", "##", "##", "##", "(J)"]
+    assert "Deal 1: stock" in text and "discard pile empty" in text
+    assert "In hand: Jack (wild)" in text
+    assert "8" not in lines[2] + lines[4] and "7" not in lines[4]  # face-down cards stay hidden
+
+
+def test_describe_speaks_to_you_in_the_second_person_for_every_event_kind():
+    names = ["You", "greedy (seat 2)"]
+    for kind in EVENT_KINDS:
+        text = describe(Event(kind, 0, 5, 3), names)
+        assert not re.search(r"\bYou (plays|claims|gets|has|now has|is)\b", text), text
+    assert describe(Event("claim", 0), names) == "You claim the round"
+    assert describe(Event("shrink", 0, -1, 9), names) == "You now have a layout of 9"
+    assert describe(Event("deal", 1, -1, 0), names) == "Deal 1: greedy (seat 2) plays first"
+    assert describe(Event("draw_stock", 1, 7), names) == "greedy (seat 2) drew 7 from the stock"
+    pickup = describe(Event("pickup", 1, 11, 6), names)
+    assert pickup == "greedy (seat 2) picked up Jack from slot 7"
+
+
+# ---------------------------------------------------------------------- answers
+
+
+def test_parse_choice_names_the_legal_action_or_says_what_is_wrong():
+    g = game([[Q, 8, J, K, K, 10, 10, K, 7], [None] * 9], stock=[3, 5], first_player=0)
+    view = PublicView(g, 0)  # WILD: face-down slots 1, 2, 4..9
+    assert parse_choice("4", view) == 3
+    assert parse_choice(" 9 \n", view) == 8
+    assert parse_choice("3", view).startswith("Slot 3 is already face-up (3)")
+    assert parse_choice("10", view) == "Slot 10 is not in your layout of 9."
+    assert parse_choice("11", view).startswith("There is no slot 11")
+    assert parse_choice("0", view).startswith("There is no slot 0")
+    assert "not a choice here" in parse_choice("n", view)
+    assert "not a choice here" in parse_choice("s", view)
+    assert parse_choice("", view) == "Please type one of the keys shown."
+    assert "only when you are about to fill your last slot" in parse_choice("trash", view)
+    assert (parse_choice("q", view), parse_choice("H", view)) == ("quit", "help")
+
+    g.step(3)  # the Jack on slot 4 uncovers a King: the turn ends; seat 2 plays
+    while g.current != 0:
+        g.step(DRAW_STOCK if g.decision == Decision.DRAW else g.legal_actions()[0])
+    view = PublicView(g, 0)
+    assert view.decision == Decision.DRAW
+    assert (parse_choice("s", view), parse_choice("D", view)) == (DRAW_STOCK, TAKE_DISCARD)
+    assert "now you draw" in parse_choice("4", view)
+
+
+def test_parse_choice_swap_and_call():
+    # Seat 1 holds a 4 with its wild Jack face-up in slot 4: swap (4) or decline (n).
+    g = game([[Q, Q, Q, K], [None] * 4], stock=[J, K, 4], first_player=0, start_size=4)
+    g.step(3)
+    g.step(DRAW_STOCK)  # seat 2: King, discarded
+    g.step(DRAW_STOCK)  # seat 1: the 4, its slot holds the wild Jack
+    assert g.decision == Decision.SWAP and g.current == 0
+    view = PublicView(g, 0)
+    assert (parse_choice("4", view), parse_choice("n", view)) == (3, DECLINE)
+    assert parse_choice("2", view) == "The 4 can only go to slot 4: type 4 or n."
+
+    g = game([[Q, A], [Q, Q]], stock=[2, K, K], first_player=0, call_trash=True)
+    assert g.decision == Decision.CALL
+    view = PublicView(g, 0)
+    assert parse_choice("Trash", view) == CALL_TRASH
+    assert parse_choice("trash!", view) == CALL_TRASH
+    assert parse_choice("", view) == STAY_SILENT
+    assert "is not a call" in parse_choice("trahs", view)
+
+
+# ---------------------------------------------------------------------- whole games
+
+
+def test_scripted_game_prints_the_table_events_and_result_and_logs_every_event(tmp_path):
+    log_path = tmp_path / "game.json"
+    code, text, stdin = play_scripted(["--seed", "5", "--log", str(log_path), *SHORT])
+    assert code == 0
+    assert text.startswith("Trash: you are seat 1 of 2; seed 5.")
+    assert "Draw a card:  s = the top of the stock" in text
+    assert "Your choice [s/d]: s\n" in text  # piped answers are echoed
+    assert re.search(r"^  You drew \w+ from the stock$", text, re.M)
+    assert re.search(r"^  random \(seat 2\) (drew|took) ", text, re.M)
+    assert "The table at the end of deal 1:" in text
+    assert re.search(r"^(You won the game!|random \(seat 2\) won the game\.)$", text, re.M)
+    assert f"Game log written to {log_path}" in text
+    assert all(p.endswith(": ") for p in stdin.prompts)
+
+    log = read_log(log_path)
+    assert log["seed"] == 5 and log["finished"] and log["seat"] == 0
+    assert log["rules"] == Rules(start_size=2).to_dict()
+    assert log["agents"] == ["human", "random"]
+    # The log is complete: the rules, the seed and the actions replay the very same events.
+    g = Game(Rules(**log["rules"]), seed=log["seed"])
+    for player, action in log["actions"]:
+        assert g.current == player
+        g.step(action)
+    assert [list(e) for e in g.events] == log["events"]
+    assert g.done and list(g.winners) == log["winners"]
+    # Every event was shown to the person, in words, in order.
+    shown = [line[2:] for line in text.splitlines() if line.startswith("  ")]
+    said = [describe(Event(*e), log["names"]) for e in log["events"]]
+    positions = [shown.index(s) for s in said[:10]]
+    assert positions == sorted(positions)
+    assert set(said) <= set(shown)
+
+
+def test_same_seed_same_game(tmp_path):
+    a = play_scripted(["--seed", "11", "--no-log", *SHORT])[1]
+    b = play_scripted(["--seed", "11", "--no-log", *SHORT])[1]
+    c = play_scripted(["--seed", "12", "--no-log", *SHORT])[1]
+    assert a == b and a != c
+
+
+def test_three_players_rules_flags_reach_the_engine_and_placings_are_shown(tmp_path):
+    log_path = tmp_path / "three.json"
+    argv = ["--seed", "3", "--players", "3", "--seat", "2", "--log", str(log_path),
+            "--start-size", "2", "--opponents", "random", "--wilds", "faces", "--jokers",
+            "--losers-reveal", "--first-player", "rotate", "--reshuffle", "all", "--decks", "2",
+            "--target-size", "1", "--max-turns", "5000"]
+    code, text, _ = play_scripted(argv)
+    assert code == 0
+    assert text.startswith("Trash: you are seat 2 of 3")
+    assert "random (seat 1)" in text and "random (seat 3)" in text and "> You: layout of 2" in text
+    assert re.search(r"^Places: 1\. ", text, re.M)
+    log = read_log(log_path)
+    assert log["seat"] == 1 and log["agents"] == ["random", "human", "random"]
+    assert log["rules"] == Rules(
+        num_players=3, start_size=2, wilds="faces", jokers=True, losers_reveal=True,
+        first_player="rotate", reshuffle="all", num_decks=2, target_size=1, max_turns=5000,
+    ).to_dict()
+
+
+def test_every_rules_option_has_a_flag():
+    from trash_env.play import build_parser
+
+    dests = {action.dest for action in build_parser()._actions}
+    assert set(Rules.option_names()) <= dests
+
+
+def test_bad_answers_get_a_message_and_the_question_again():
+    # Seat 1 draws the 3 (first turn: from the stock at once) and picks up the Jack in slot 3.
+    g = game([[Q, 8, J, K], [None] * 4], stock=[3, K, K, K], first_player=0, episode="round")
+    answers = ["", "x", "3", "5", "s", "2", "q"]
+    table, out = table_for(g, "\n".join(answers) + "\n")
+    with pytest.raises(HumanQuit):
+        table.play()
+    text = out.getvalue()
+    asked = "Slot for the Jack [1/2/4]: "
+    assert f"{asked}\nPlease type one of the keys shown.\n{asked}x\n" in text
+    assert "'x' is not a choice here: type a slot number.\n" in text
+    assert f"{asked}3\nSlot 3 is already face-up (3); choose a face-down slot: 1, 2, 4.\n" in text
+    assert f"{asked}5\nSlot 5 is not in your layout of 4.\n" in text
+    assert f"{asked}s\n's' is not a choice here" in text
+    assert f"{asked}2\n" in text and "  You laid the wild Jack on slot 2" in text
+    assert "Traceback" not in text
+
+
+def test_help_and_table_keys_repeat_the_question():
+    g = game([[Q, 8, J, K], [None] * 4], stock=[3, K, K, K], first_player=0)
+    table, out = table_for(g, "h\nt\nq\n")
+    with pytest.raises(HumanQuit):
+        table.play()
+    text = out.getvalue()
+    assert "Keys: s = draw from the stock" in text
+    assert text.count("Slot for the Jack [1/2/4]: ") == 3
+    assert text.count("> You: layout of 4") == 2
+
+
+@pytest.mark.parametrize("answer", ["", "nope"])
+def test_missed_call_penalty_then_claim(answer):
+    # Seat 1 draws the 2, lays it in slot 2 and picks up the Ace: the last face-down slot.
+    g = game([[Q, A], [Q, Q]], stock=[2, K, K, K], first_player=0, call_trash=True,
+             episode="round")
+    text = "nope\n\n" if answer else "\n"
+    table, out = table_for(g, text)
+    table.play()
+    screen = out.getvalue()
+    prompt = 'Type trash to call "Trash!", or press Enter to place it without calling: '
+    assert "You are about to fill your last face-down slot with the Ace." in screen
+    if answer:
+        assert f"{prompt}nope\n'nope' is not a call: type trash (or press Enter" in screen
+    lines = [line.strip() for line in screen.splitlines()]
+    i = lines.index("You placed Ace in slot 1")
+    assert lines[i + 1 : i + 4] == [
+        "You picked up Queen from slot 1",
+        "You discarded Queen",
+        "You forgot to call and drew the penalty card King",
+    ]
+    assert "You claim the round" in lines and "You won the round" in lines
+    assert lines.index("You claim the round") > lines.index("random (seat 2) discarded King")
+    assert "You won the deal!" in lines
+    assert [a for p, a in table.actions if p == 0] == [STAY_SILENT]
+
+
+def test_called_trash_wins_the_round_at_once():
+    g = game([[Q, A], [Q, Q]], stock=[2, K, K, K], first_player=0, call_trash=True,
+             episode="round")
+    table, out = table_for(g, "trash\n")
+    table.play()
+    lines = [line.strip() for line in out.getvalue().splitlines()]
+    i = lines.index('You called "Trash!"')
+    assert lines[i + 1 : i + 4] == ["You placed Ace in slot 1", "You picked up Queen from slot 1",
+                                    "You won the round"]
+    assert "penalty" not in out.getvalue()
+
+
+def test_bots_always_call_trash():
+    # Seat 2 plays first: the 2 goes to slot 2 and uncovers the Ace for its last slot.
+    g = game([[Q, Q], [Q, A]], stock=[2, K, K], first_player=1, call_trash=True,
+             episode="round")
+    table, out = table_for(g, "")
+    table.play()
+    assert 'random (seat 2) called "Trash!"' in out.getvalue()
+    assert (1, CALL_TRASH) in table.actions
+
+
+# ---------------------------------------------------------------------- leaving
+
+
+def test_end_of_input_leaves_cleanly_and_logs_the_unfinished_game(tmp_path):
+    log_path = tmp_path / "left.json"
+    code, text = run(["--seed", "5", "--log", str(log_path), *SHORT], "")
+    assert code == 0
+    assert "Goodbye: you left the game." in text and "Traceback" not in text
+    log = read_log(log_path)
+    assert not log["finished"] and log["events"]
+    code, again = run(["--replay", str(log_path)])
+    assert code == 0 and "The game was left before its end." in again
+
+
+def test_quit_key_leaves_with_exit_code_0():
+    code, text = run(["--seed", "5", "--no-log", *SHORT], "q\n")
+    assert code == 0 and "Goodbye" in text
+
+
+def test_ctrl_c_leaves_with_exit_code_130(tmp_path):
+    class Interrupt(io.StringIO):
+        def readline(self, size: int = -1) -> str:
+            raise KeyboardInterrupt
+
+    out = io.StringIO()
+    log_path = tmp_path / "int.json"
+    code = main(["--seed", "5", "--log", str(log_path), *SHORT], stdin=Interrupt(), stdout=out)
+    assert code == 130 and "Goodbye: interrupted." in out.getvalue()
+    assert log_path.exists()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--wilds", "queens"], "invalid choice: 'queens'"),
+        (["--start-size", "11"], "start_size must be an integer from 1 to 10, got 11"),
+        (["--free-draws", "3"], "free_draws=3 needs num_players=2 and losers_reveal=True"),
+        (["--opponents", "nobody"], "unknown agent 'nobody'"),
+        (["--opponents", "human"], "--opponents takes bots only"),
+        (["--players", "4", "--opponents", "random", "random"], "--players 4 needs 3 opponent"),
+        (["--seat", "3", "--opponents", "random"], "--seat must be 1 to 2, got 3"),
+        (["--players", "7", "--opponents", "random"], "num_players must be an integer"),
+        (["--start-size", "x"], "invalid int value: 'x'"),
+    ],
+)
+def test_bad_options_exit_2_with_a_clear_message(argv, message, capsys):
+    code, text = run(["--no-log", *argv])
+    assert code == 2 and text == ""
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.startswith("usage:")
+
+
+def test_log_write_failure_is_reported_not_raised(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, text = run(["--seed", "1", "--log", str(blocker / "x.json"), *SHORT], "q\n")
+    assert code == 0 and "Could not write the game log" in text
+
+
+# ---------------------------------------------------------------------- replay
+
+
+def test_replay_prints_the_logged_events_deal_by_deal(tmp_path):
+    log_path = tmp_path / "game.json"
+    _, played, _ = play_scripted(["--seed", "7", "--log", str(log_path), *SHORT])
+    code, text = run(["--replay", str(log_path)])
+    assert code == 0
+    log = json.loads(log_path.read_text())
+    deals = sum(e[0] == "deal" for e in log["events"])
+    assert deals >= 2  # two players with layouts of 2 need at least two deals
+    for number in range(1, deals + 1):
+        assert f"=== Deal {number} ===" in text
+        assert f"The table at the end of deal {number}:" in text
+    events = [describe(Event(*e), log["names"]) for e in log["events"]]
+    listed = [line[2:] for line in text.splitlines() if re.match(r"  \S", line)]
+    assert listed == events
+    result = played.strip().splitlines()[-3]
+    assert result in text.splitlines()
+    assert "Rules: start_size=2" in text
+
+
+def test_replay_pauses_between_deals_when_asked(tmp_path):
+    from trash_env.play import replay
+
+    log_path = tmp_path / "game.json"
+    play_scripted(["--seed", "7", "--log", str(log_path), *SHORT])
+    out = io.StringIO()
+    replay(read_log(log_path), out, pause=True, stdin=io.StringIO("q\n"))
+    text = out.getvalue()
+    assert "=== Deal 1 ===" in text and "=== Deal 2 ===" not in text
+    assert "Press Enter for the next deal (q to stop): " in text
+
+
+@pytest.mark.parametrize("content", [None, "not json", '{"format": "other"}',
+                                     '{"format": "trash_env.play/1"}'])
+def test_replay_of_a_bad_file_exits_2(tmp_path, content, capsys):
+    path = tmp_path / "bad.json"
+    if content is not None:
+        path.write_text(content)
+    code, _ = run(["--replay", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "error:" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------- other bots
+
+
+def test_plays_against_greedy_and_counting_when_they_exist():
+    try:
+        make_agent("greedy")
+        make_agent("counting")
+    except ValueError as error:
+        if "unknown agent" not in str(error):
+            raise
+        pytest.skip("agents/heuristics.py (greedy, counting) not written yet")
+    argv = ["--seed", "2", "--no-log", "--start-size", "3", "--opponents", "greedy", "counting"]
+    code, text, _ = play_scripted(argv)
+    assert code == 0
+    assert "greedy (seat 2)" in text and "counting (seat 3)" in text
+    assert re.search(r" won the game[.!]$", text, re.M)
+
+
+def test_human_agent_is_registered_and_plays_through_the_env_interface():
+    from trash_env.observation import action_mask, encode_observation
+
+    out = io.StringIO()
+    human = make_agent("human")
+    assert isinstance(human, HumanAgent)
+    human.stdin, human.stdout = io.StringIO("7\n2\n"), out
+    g = game([[Q, 8, J, K], [None] * 4], stock=[3, K], first_player=0)
+    action = human.act(encode_observation(g, 0), action_mask(g, 0), PublicView(g, 0))
+    assert action == 1
+    assert "Slot 7 is not in your layout of 4." in out.getvalue()
+    assert "> You: layout of 4" in out.getvalue()  # default names from the view's seat
+
+
+# ---------------------------------------------------------------------- a real terminal
+
+
+def _read_until(fd: int, pattern: str, timeout: float = 20.0) -> str:
+    """Read the pseudo-terminal until ``pattern`` appears (or fail after ``timeout``)."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while pattern.encode() not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {pattern!r} on the terminal; got {seen.decode(errors='replace')!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child has closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen.decode(errors="replace")
+
+
+def _spawn(args: list[str]) -> tuple[int, int]:
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the pseudo-terminal is its controlling terminal
+        try:
+            os.execv(sys.executable, [sys.executable, "-m", "trash_env.play", *args])
+        finally:
+            os._exit(127)
+    return pid, fd
+
+
+def _exit_code(pid: int) -> int:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.02)
+    os.kill(pid, 9)
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("key, code, goodbye", [(b"\x04", 0, "Goodbye: you left the game."),
+                                                (b"\x03", 130, "Goodbye: interrupted.")])
+def test_in_a_pseudo_terminal_bad_key_then_ctrl_d_or_ctrl_c(key, code, goodbye):
+    pid, fd = _spawn(["--seed", "5", "--no-log", *SHORT])
+    try:
+        _read_until(fd, "Your choice [s/d]: ")
+        os.write(fd, b"x\r")  # Enter on a terminal sends a carriage return
+        screen = _read_until(fd, "Your choice [s/d]: ")
+        assert "'x': now you draw; type s (stock) or d (discard pile)." in screen
+        os.write(fd, key)
+        screen = _read_until(fd, goodbye)
+        assert "Traceback" not in screen
+        assert _exit_code(pid) == code
+    finally:
+        os.close(fd)
