@@ -407,3 +407,22 @@ def test_human_render_prints(capsys):
     step_random(e, np.random.default_rng(0))  # human mode renders after every step
     assert "player_1" in capsys.readouterr().out
     assert e.render() is None
+
+
+def test_game_decided_by_the_deal_ends_at_reset():
+    """With a 1-card layout the first forced draw can win the whole game before anybody
+    decides: reset then reports the finished game and the agents leave by dead steps."""
+    e = trash_env.raw_env(num_players=2, start_size=1)
+    seed = next(s for s in range(200) if (e.reset(seed=s), e.game.done)[1])
+    e.reset(seed=seed)
+    returns = e.game.returns()
+    assert all(e.terminations.values())
+    seen = {}
+    while e.agents:
+        agent = e.agent_selection
+        _, reward, term, _, info = e.last()
+        assert term and info["placing"] in (1, 2)
+        seen[agent] = reward
+        e.step(None)
+    assert seen == dict(zip(e.possible_agents, returns, strict=True))
+    assert sorted(seen.values()) == [-1.0, 1.0]

@@ -101,6 +101,14 @@ class _AssertOutOfBounds(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
         self._bind(inner)
         super().__init__(inner)
 
+    def step(self, action: Any) -> None:
+        # Fast path for a plain int in range, which Discrete(13).contains accepts anyway
+        # (contains costs as much as the rest of the wrappers); all else gets the full check.
+        if type(action) is int and 0 <= action < NUM_ACTIONS:
+            self.env.step(action)
+        else:
+            super().step(action)
+
 
 class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     def __init__(self, inner: AECEnv) -> None:
@@ -173,6 +181,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self._steps = 0  # env steps since reset: the observation cache key
         self._obs_cache: dict[str, tuple[int, dict[str, np.ndarray]]] = {}
         self._deals_paid = 0
+        self._paid = False  # whether self.rewards holds a payment (most steps pay nobody)
         self._last_events = 0  # index in game.events where the last step's events begin
 
     # ------------------------------------------------------------------ spaces
@@ -200,6 +209,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self._steps = 0
         self._obs_cache = {}
         self._deals_paid = 0
+        self._paid = False
         self._last_events = 0
         self._settle()
         self._accumulate_rewards()
@@ -228,16 +238,21 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             self._was_dead_step(action)
             return
         game = self.game
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            game._refuse(action)  # the engine's message names the legal actions
+        if type(action) is not int:
+            if isinstance(action, bool) or not isinstance(action, np.integer):
+                game._refuse(action)  # the engine's message names the legal actions
+            action = int(action)
         mark = len(game.events)
-        game.step(int(action))  # raises ValueError naming the legal actions if illegal
+        game.step(action)  # raises ValueError naming the legal actions if illegal
         self._last_events = mark
         self._steps += 1
         self._cumulative_rewards[agent] = 0.0
-        self._clear_rewards()
+        if self._paid:  # rewards are per step: clear the last payment
+            self._clear_rewards()
+            self._paid = False
         self._settle()
-        self._accumulate_rewards()
+        if self._paid:
+            self._accumulate_rewards()
         if game.done:
             self._deads_step_first()
         if self.render_mode == "human":
@@ -285,6 +300,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self.agent_selection = self.possible_agents[game.current]
 
     def _pay(self, returns: list[float]) -> None:
+        self._paid = True
         for p, agent in enumerate(self.possible_agents):
             self.rewards[agent] += returns[p]
 
