@@ -511,3 +511,25 @@ def test_in_a_pseudo_terminal_bad_key_then_ctrl_d_or_ctrl_c(key, code, goodbye):
         assert _exit_code(pid) == code
     finally:
         os.close(fd)
+
+
+def test_human_agent_seated_in_the_pettingzoo_env_as_the_docs_show():
+    import trash_env
+
+    out = io.StringIO()
+    env = trash_env.env(num_players=2, start_size=2, episode="round")
+    env.reset(seed=1)
+    human = make_agent("human")
+    human.stdin, human.stdout = Responder(out), out
+    seats = {"player_0": human, "player_1": make_agent("random", seed=1)}
+    steps = 0
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        view = PublicView(env.unwrapped.game, env.possible_agents.index(agent))
+        env.step(seats[agent].act(obs["observation"], obs["action_mask"], view))
+        steps += 1
+    assert steps > 0 and "> You: layout of 2" in out.getvalue()
+    assert human.stdin.prompts  # the person was asked
