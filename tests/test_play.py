@@ -21,8 +21,10 @@ from agents import make_agent
 from agents.base import RandomAgent
 from agents.human import HumanAgent, HumanQuit, describe, draw_table, parse_choice, seat_names
 from trash_env.engine import (
+    ABSENT,
     CALL_TRASH,
     DECLINE,
+    DOWN,
     DRAW_STOCK,
     EVENT_KINDS,
     STAY_SILENT,
@@ -357,6 +359,8 @@ def test_ctrl_c_leaves_with_exit_code_130(tmp_path):
         (["--seat", "3", "--opponents", "random"], "--seat must be 1 to 2, got 3"),
         (["--players", "7", "--opponents", "random"], "num_players must be an integer"),
         (["--start-size", "x"], "invalid int value: 'x'"),
+        (["--seed", "-1"], "argument --seed: must be a whole number 0 or more, got '-1'"),
+        (["--players", "1"], "num_players must be an integer from 2 to 6, got 1"),
     ],
 )
 def test_bad_options_exit_2_with_a_clear_message(argv, message, capsys):
@@ -533,3 +537,30 @@ def test_human_agent_seated_in_the_pettingzoo_env_as_the_docs_show():
         steps += 1
     assert steps > 0 and "> You: layout of 2" in out.getvalue()
     assert human.stdin.prompts  # the person was asked
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"losers_reveal": True, "free_draws": 3}, {"num_players": 3, "call_trash": True},
+    {"num_players": 4, "wilds": "faces", "jokers": True, "start_size": 4},
+])
+def test_deal_pictures_rebuilt_from_events_match_the_engine(options):
+    import numpy as np
+
+    from trash_env.play import DealTracker
+
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        g = Game(Rules(**options), seed=seed)
+        tracker, fed = DealTracker(g.rules), 0
+        while not g.done:
+            legal = g.legal_actions()
+            g.step(legal[int(rng.integers(len(legal)))])
+            for event in g.events[fed:]:
+                tracker.feed(event)
+            fed = len(g.events)
+            assert tracker.states == g.state and tracker.deals == g.deal_number + int(not g.done)
+            for p in range(g.num_players):
+                for s in range(10):
+                    if g.state[p][s] not in (DOWN, ABSENT):  # face-up cards are the engine's
+                        assert tracker.cards[p][s] == g.layout[p][s]
+            assert tracker.sizes == g.sizes and tracker.rounds_won == g.rounds_won

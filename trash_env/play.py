@@ -45,6 +45,16 @@ _CHOICES = {"wilds": WILDS, "first_player": FIRST_PLAYER, "reshuffle": RESHUFFLE
             "episode": EPISODE}
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number 0 or more, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m trash_env.play",
@@ -60,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seat", type=int, default=1,
                         help="your seat, counted from 1 in turn order (default: 1)")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("--seed", type=_seed, default=None,
                         help="seed of the deals and the bots (default: a fresh one, printed)")
     parser.add_argument("--log", type=Path, default=None, metavar="FILE",
                         help=f"write the game log here (default: {DEFAULT_LOG_DIR}/<time>.json)")
