@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, card_name, rank_totals
-from trash_env.rules import Rules
+from trash_env.rules import MAX_PLAYERS, Rules
 
 # Slot states, per player and slot.
 DOWN, NATURAL, WILD_UP, ABSENT = 0, 1, 2, 3
@@ -77,6 +77,23 @@ class Event(NamedTuple):
 # ``Event(...)`` goes through the NamedTuple's Python-level ``__new__``; the C-level
 # ``tuple.__new__(Event, fields)`` builds the same Event at half the cost.
 _new_tuple = tuple.__new__
+
+# Events are immutable, so the ones every turn logs are built once here and shared: an Event
+# allocated per step costs its construction and, as the log grows, the garbage collector's
+# passes over it. _EV_DRAW/_EV_TAKE/_EV_DISCARD/_EV_PLACE[player][card] and
+# _EV_PICKUP[player][slot][card]; the rest are built by ``Game._log``.
+_RANKS = range(NUM_RANKS)
+_EV_DRAW, _EV_TAKE, _EV_DISCARD, _EV_PLACE = (
+    [
+        [_new_tuple(Event, (kind, p, c, c - 1 if kind == "place" else -1)) for c in _RANKS]
+        for p in range(MAX_PLAYERS)
+    ]
+    for kind in ("draw_stock", "take_discard", "discard", "place")
+)
+_EV_PICKUP = [
+    [[_new_tuple(Event, ("pickup", p, c, s)) for c in _RANKS] for s in range(NUM_SLOTS)]
+    for p in range(MAX_PLAYERS)
+]
 
 EVENT_KINDS = (
     "deal",  # slot = deal number (0-based), player = first player
@@ -425,12 +442,12 @@ class Game:
     def _draw_stock(self) -> None:
         self.held = card = self.stock.pop()
         self._hidden[card] -= 1
-        self.events.append(_new_tuple(Event, ("draw_stock", self._current, card, -1)))
+        self.events.append(_EV_DRAW[self._current][card])
         self._play_held()
 
     def _take_discard(self) -> None:
         self.held = card = self.discard.pop()
-        self.events.append(_new_tuple(Event, ("take_discard", self._current, card, -1)))
+        self.events.append(_EV_TAKE[self._current][card])
         self._play_held()
 
     def _play_held(self) -> None:
@@ -475,8 +492,8 @@ class Game:
             state[slot] = NATURAL
             down_counts[player] = down - 1
             hidden[under] -= 1
-            log(_new_tuple(Event, ("place", player, card, slot)))
-            log(_new_tuple(Event, ("pickup", player, under, slot)))
+            log(_EV_PLACE[player][card])
+            log(_EV_PICKUP[player][slot][under])
             self.held = card = under
 
     def _put(self, slot: int, as_wild: bool) -> bool:
@@ -545,7 +562,7 @@ class Game:
         held = self.held
         if held >= 0:
             self.discard.append(held)
-            self.events.append(_new_tuple(Event, ("discard", self._current, held, -1)))
+            self.events.append(_EV_DISCARD[self._current][held])
         self.held = -1
         if self._phase != _PLAY or self.turns + 1 >= self.rules.max_turns:
             self._next_turn()
