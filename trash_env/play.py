@@ -370,6 +370,13 @@ def replay(log: dict, out: TextIO, pause: bool = False, stdin: TextIO | None = N
                               log["rounds_won"], names, rules.episode) + "\n")
 
 
+def _usage_error(parser: argparse.ArgumentParser, error: Exception) -> int:
+    """Report a bad option like argparse does (usage, then the reason) and return code 2."""
+    parser.print_usage(sys.stderr)
+    sys.stderr.write(f"{parser.prog}: error: {error}\n")
+    return EXIT_USAGE
+
+
 def main(
     argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
@@ -389,29 +396,25 @@ def main(
             except (KeyError, TypeError, IndexError) as error:
                 raise ValueError(f"{args.replay} is not a valid game log ({error!r})") from None
         except ValueError as error:
-            parser.print_usage(sys.stderr)
-            sys.stderr.write(f"{parser.prog}: error: {error}\n")
-            return EXIT_USAGE
-        except (KeyboardInterrupt, EOFError):
-            out.write("\nGoodbye.\n")
+            return _usage_error(parser, error)
+        except KeyboardInterrupt:
+            out.write("\nGoodbye: interrupted.\n")
+            return EXIT_INTERRUPT
         return EXIT_OK
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
+    seat = args.seat - 1
     try:
         options = _rules_options(args)
-        specs = seat_specs(args.opponents, options.get("num_players"), args.seat - 1)
+        specs = seat_specs(args.opponents, options.get("num_players"), seat)
         options["num_players"] = len(specs)
         try:
             rules = Rules.from_options(**options)
         except ValueError as error:
             raise ValueError(f"rules options: {error}") from None
         seeds = _seeds(seed, len(specs))
-        bots = {p: make_agent(spec, seed=seeds[p]) for p, spec in enumerate(specs)
-                if p != args.seat - 1}
+        bots = {p: make_agent(spec, seed=seeds[p]) for p, spec in enumerate(specs) if p != seat}
     except (ValueError, ImportError) as error:
-        parser.print_usage(sys.stderr)
-        sys.stderr.write(f"{parser.prog}: error: {error}\n")
-        return EXIT_USAGE
-    seat = args.seat - 1
+        return _usage_error(parser, error)
     for p, bot in bots.items():
         bot.reset(seed=seeds[p])
     names = seat_names(len(specs), seat, [_bot_label(s) for s in specs])
