@@ -503,7 +503,8 @@ def _exit_code(pid: int) -> int:
 @pytest.mark.parametrize("key, code, goodbye", [(b"\x04", 0, "Goodbye: you left the game."),
                                                 (b"\x03", 130, "Goodbye: interrupted.")])
 def test_in_a_pseudo_terminal_bad_key_then_ctrl_d_or_ctrl_c(key, code, goodbye):
-    pid, fd = _spawn(["--seed", "5", "--no-log", *SHORT])
+    # No wild cards: every question is a draw, whatever the deal.
+    pid, fd = _spawn(["--seed", "5", "--no-log", "--wilds", "none", *SHORT])
     try:
         _read_until(fd, "Your choice [s/d]: ")
         os.write(fd, b"x\r")  # Enter on a terminal sends a carriage return
@@ -521,7 +522,7 @@ def test_human_agent_seated_in_the_pettingzoo_env_as_the_docs_show():
     import trash_env
 
     out = io.StringIO()
-    env = trash_env.env(num_players=2, start_size=2, episode="round")
+    env = trash_env.env(num_players=2, start_size=2)
     env.reset(seed=1)
     human = make_agent("human")
     human.stdin, human.stdout = Responder(out), out
