@@ -164,16 +164,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         n = self.rules.num_players
         self.possible_agents = [f"player_{p}" for p in range(n)]
         self._index = {agent: p for p, agent in enumerate(self.possible_agents)}
-        # One space object per agent, so seeding one agent's space leaves the others alone.
-        self.observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": spaces.Box(0.0, 1.0, (observation_size(n),), np.float32),
-                    "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
-                }
-            )
-            for agent in self.possible_agents
-        }
+        # The agents' observation spaces are identical: one object serves them all (a Box holds
+        # its bounds as arrays, ~9 KB per agent). Action spaces are tiny and stay per agent.
+        observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (observation_size(n),), np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self.state_space = spaces.Box(0.0, 1.0, (state_size(n),), np.float32)
         self.game: Game | None = None

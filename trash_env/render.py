@@ -53,7 +53,7 @@ def render_text(game: Game, names: Sequence[str] | None = None, since: int = 0) 
     names = _names(game, names)
     acting = -1 if game.done else game.current
     lines = [
-        f"deal {game.deal_number + 1 - int(game.done)}, turn {game.turns + 1}: "
+        f"deal {game.deal_number + 1 - int(game.done)}, turn {game.turns + 1 - int(game.done)}: "
         + _status(game, names)
     ]
     for p in range(game.num_players):
