@@ -510,6 +510,7 @@ def test_in_a_pseudo_terminal_bad_key_then_ctrl_d_or_ctrl_c(key, code, goodbye):
         os.write(fd, b"x\r")  # Enter on a terminal sends a carriage return
         screen = _read_until(fd, "Your choice [s/d]: ")
         assert "'x': now you draw; type s (stock) or d (discard pile)." in screen
+        time.sleep(0.3)  # let input() block in read(): a signal just before it would be missed
         os.write(fd, key)
         screen = _read_until(fd, goodbye)
         assert "Traceback" not in screen
