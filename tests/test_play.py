@@ -235,8 +235,10 @@ def test_three_players_rules_flags_reach_the_engine_and_placings_are_shown(tmp_p
 def test_every_rules_option_has_a_flag():
     from trash_env.play import build_parser
 
-    dests = {action.dest for action in build_parser()._actions}
-    assert set(Rules.option_names()) <= dests
+    helps = {action.dest: action.help for action in build_parser()._actions}
+    for name in Rules.option_names():
+        assert name in helps, f"rules option {name} has no flag"
+        assert len(helps[name]) > 30 and "``" not in helps[name], helps[name]
 
 
 def test_bad_answers_get_a_message_and_the_question_again():

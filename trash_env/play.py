@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import secrets
 import sys
 from collections.abc import Sequence
@@ -55,6 +56,21 @@ def _seed(text: str) -> int:
     return value
 
 
+def _option_docs() -> dict[str, str]:
+    """Each rules option's sentence from the ``Attributes:`` list of the Rules docstring."""
+    docs: dict[str, str] = {}
+    name = None
+    for line in (Rules.__doc__ or "").split("Attributes:")[-1].splitlines():
+        head, colon, text = line.strip().partition(": ")
+        if colon and head.isidentifier() and line.startswith(" " * 8 + head):
+            name = head
+            docs[name] = text
+        elif name and line.strip():
+            docs[name] += " " + line.strip()
+    plain = {key: re.sub(r'``"?([^`"]*)"?``', r"\1", value) for key, value in docs.items()}
+    return {key: value.replace("%", "%%") for key, value in plain.items()}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m trash_env.play",
@@ -80,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-pause", action="store_true",
                         help="with --replay: do not wait for Enter between deals")
     rules = parser.add_argument_group("rules options (RULES.md; defaults: the standard game)")
-    defaults = Rules()
+    defaults, docs = Rules(), _option_docs()
     for field in fields(Rules):
         flags = _FLAG_NAMES.get(field.name, ["--" + field.name.replace("_", "-")])
         default = getattr(defaults, field.name)
@@ -96,7 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
         else:  # int, or None meaning "automatic"/"off"
             kwargs["type"] = int
             kwargs["metavar"] = "N"
-            kwargs["help"] = f"(default: {'automatic/off' if default is None else default})"
+            kwargs["help"] = f"(default: {'not set' if default is None else default})"
+        if field.name == "num_players":
+            kwargs["help"] = "(default: you and one seat per --opponents spec)"
+        kwargs["help"] = f"{docs.get(field.name, field.name)} {kwargs['help']}"
         rules.add_argument(*flags, **kwargs)
     return parser
 
