@@ -426,3 +426,24 @@ def test_game_decided_by_the_deal_ends_at_reset():
         e.step(None)
     assert seen == dict(zip(e.possible_agents, returns, strict=True))
     assert sorted(seen.values()) == [-1.0, 1.0]
+
+
+def test_wrappers_are_pettingzoos_and_enforce_order():
+    from pettingzoo.utils import wrappers
+
+    e = trash_env.env()
+    assert isinstance(e, wrappers.OrderEnforcingWrapper)
+    assert isinstance(e.env, wrappers.AssertOutOfBoundsWrapper)
+    assert isinstance(e.env.env, wrappers.TerminateIllegalWrapper)
+    assert isinstance(e.unwrapped, trash_env.raw_env)
+    for name in ("agents", "rewards", "agent_selection", "num_agents", "terminations", "infos"):
+        with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+            getattr(e, name)
+    e.reset(seed=0)
+    raw = e.unwrapped
+    # The wrappers read the bare env's live attributes (no stale copies).
+    assert e.agent_selection == raw.agent_selection
+    step_random(e, np.random.default_rng(0))
+    assert e.agent_selection == raw.agent_selection and e.agents is raw.agents
+    assert e.env.env.terminations is raw.terminations
+    assert str(e) == "trash_v0"
