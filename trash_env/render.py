@@ -14,10 +14,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from trash_env.cards import NUM_SLOTS, card_short
-from trash_env.engine import DOWN, NATURAL, WILD_UP, Game, describe_event
+from trash_env.engine import DOWN, NATURAL, WILD_UP, Decision, Game, describe_event
 
 ROW = 5  # slots per layout row
 MAX_EVENTS = 12  # event lines shown
+
+DECISION_TEXT = {
+    Decision.DRAW: "draw (stock or discard top)",
+    Decision.WILD: "choose a face-down slot for the wild card",
+    Decision.SWAP: "swap the card in hand for the wild, or decline",
+    Decision.CALL: 'call "Trash!"',
+}
 
 LEGEND = "## face-down   (J) wild face-up   .. not in the layout   > to act"
 
@@ -34,6 +41,10 @@ def cell(game: Game, player: int, slot: int) -> str:
     return " .. "
 
 
+def _cards(count: int) -> str:
+    return f"{count} card" if count == 1 else f"{count} cards"
+
+
 def _names(game: Game, names: Sequence[str] | None) -> list[str]:
     return list(names) if names is not None else [f"player_{p}" for p in range(game.num_players)]
 
@@ -44,7 +55,7 @@ def _status(game: Game, names: list[str]) -> str:
     if game.done:
         winners = ", ".join(names[p] for p in game.winners)
         return f"game over: won by {winners}"
-    return f"{names[game.current]} to act ({game.decision.name.lower()})"
+    return f"{names[game.current]} to {DECISION_TEXT[game.decision]}"
 
 
 def render_text(game: Game, names: Sequence[str] | None = None, since: int = 0) -> str:
@@ -67,7 +78,7 @@ def render_text(game: Game, names: Sequence[str] | None = None, since: int = 0) 
     top = card_short(game.discard[-1]) if game.discard else "-"
     held = card_short(game.held) if game.held >= 0 else "-"
     lines.append(
-        f"discard top {top} ({len(game.discard)} cards), stock {len(game.stock)} cards, "
+        f"discard top {top} ({_cards(len(game.discard))}), stock {_cards(len(game.stock))}, "
         f"in hand {held}"
     )
     events = game.events[since:]
@@ -139,20 +150,20 @@ def render_image(game: Game, names: Sequence[str] | None = None, since: int = 0)
             else:
                 _card(draw, x, y, None, outline=ABSENT_LINE)
     fy = height - FOOTER_H + 8
-    if game.discard:
-        _card(draw, GAP, fy, FACE, card_short(game.discard[-1]))
-    else:
-        _card(draw, GAP, fy, None, outline=LIGHT)
-    _card(draw, 2 * GAP + CARD_W, fy, BACK if game.stock else None, outline=LIGHT)
-    if game.held >= 0:
-        _card(
-            draw,
-            4 * GAP + 2 * CARD_W,
-            fy,
-            WILD if game.wild[game.held] else FACE,
-            card_short(game.held),
-        )
-    tx = 6 * GAP + 3 * CARD_W
+    footer = [
+        ("discard", FACE if game.discard else None, game.discard[-1] if game.discard else -1),
+        ("stock", BACK if game.stock else None, -1),
+        (
+            "in hand",
+            (WILD if game.wild[game.held] else FACE) if game.held >= 0 else None,
+            game.held,
+        ),
+    ]
+    for i, (label, fill, card) in enumerate(footer):
+        x = GAP + i * (CARD_W + 2 * GAP)
+        _card(draw, x, fy, fill, card_short(card) if card >= 0 else "", outline=LIGHT)
+        draw.text((x + CARD_W / 2, fy + CARD_H + 3), label, fill=LIGHT, anchor="mt")
+    tx = 3 * (CARD_W + 2 * GAP) + GAP
     draw.text((tx, fy), f"discard {len(game.discard)}  stock {len(game.stock)}", fill=LIGHT)
     draw.text((tx, fy + 16), _status(game, names), fill=LIGHT)
     events = game.events[since:]
