@@ -195,7 +195,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game. ``seed`` reseeds the env's generator; without it the next game
-        follows from the generator's state (a fresh env draws its seed from the OS)."""
+        follows from the generator's state (a fresh env draws its seed from the OS).
+        ``options`` is accepted for the API and ignored: the rules are fixed at construction."""
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.game = Game(self.rules, seed=int(self._rng.integers(2**63)))
