@@ -449,3 +449,25 @@ def test_wrappers_are_pettingzoos_and_enforce_order():
     assert e.agent_selection == raw.agent_selection and e.agents is raw.agents
     assert e.env.env.terminations is raw.terminations
     assert str(e) == "trash_v0"
+
+
+def test_call_trash_plays_like_the_standard_game_for_agents():
+    """The env always calls, so with the same seed and actions the game is the same."""
+    plain = trash_env.raw_env(num_players=2, start_size=3)
+    calls = trash_env.raw_env(num_players=2, start_size=3, call_trash=True)
+    rng = np.random.default_rng(2)
+    for seed in range(3):
+        plain.reset(seed=seed)
+        calls.reset(seed=seed)
+        while plain.agents:
+            a, b = plain.last(), calls.last()
+            assert np.array_equal(a[0]["observation"], b[0]["observation"])
+            assert a[1:] == b[1:] and plain.agent_selection == calls.agent_selection
+            if a[2] or a[3]:
+                action = None
+            else:
+                action = int(rng.choice(np.flatnonzero(a[0]["action_mask"])))
+            plain.step(action)
+            calls.step(action)
+        assert not calls.agents
+        assert any(e.kind == "call" for e in calls.game.events)
