@@ -29,10 +29,13 @@ discard size                1        cards in the discard pile / cards in the de
 
 from __future__ import annotations
 
+from operator import add, getitem
+
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import DOWN, NUM_ACTIONS, NUM_DECISIONS, Game
+from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 OBS_VERSION = 1
 SLOT_FEATURES = 4
@@ -48,46 +51,94 @@ def state_size(num_players: int) -> int:
     return observation_size(num_players) + num_players * NUM_SLOTS * (NUM_RANKS + 1) + NUM_RANKS
 
 
+class _Layout:
+    """Index tables of the observation for one number of players, built once (``_layout``):
+    where each seat's features start, seen from each observer, and where the scalar features
+    go, in the order :func:`encode_observation` lists their values."""
+
+    def __init__(self, n: int) -> None:
+        self.size = observation_size(n)
+        seats = [
+            (k * SEAT_FEATURES, [k * SEAT_FEATURES + s * SLOT_FEATURES for s in range(NUM_SLOTS)])
+            for k in range(n)
+        ]
+        # views[observer] = [(player, slot one-hot offsets, acting flag index), ...]
+        self.views = [
+            [
+                ((observer + k) % n, seats[k][1], seats[k][0] + NUM_SLOTS * SLOT_FEATURES + 3)
+                for k in range(n)
+            ]
+            for observer in range(n)
+        ]
+        g = n * SEAT_FEATURES
+        self.discard_top = g
+        self.held = g + NUM_RANKS + 1
+        visible = self.held + NUM_RANKS + 1
+        self.wild = visible + NUM_RANKS
+        self.decision = self.wild + NUM_RANKS
+        stock = self.decision + NUM_DECISIONS
+        tails = [k * SEAT_FEATURES + NUM_SLOTS * SLOT_FEATURES for k in range(n)]
+        scalars = [t + i for t in tails for i in range(3)]
+        scalars += [visible + rank for rank in range(NUM_RANKS)] + [stock, stock + 1]
+        self.scalars = np.array(scalars, np.intp)
+
+
+_LAYOUTS = {n: _Layout(n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+_RULES_TABLES: dict[tuple, tuple[list[int], list[list[float]]]] = {}
+
+
+def _rules_tables(game: Game, layout: _Layout) -> tuple[list[int], list[list[float]]]:
+    """Per rules (cached): the wild-rank one-hot positions, and per rank a table from the
+    number of hidden cards to the visible share ``(total - hidden) / total``."""
+    key = (layout.size, game.wild, tuple(game.totals))
+    tables = _RULES_TABLES.get(key)
+    if tables is None:
+        wild_hot = [layout.wild + rank for rank, wild in enumerate(game.wild) if wild]
+        shares = [
+            [(total - h) / total for h in range(total + 1)] if total else [0.0]
+            for total in game.totals
+        ]
+        tables = _RULES_TABLES[key] = (wild_hot, shares)
+    return tables
+
+
 def encode_observation(game: Game, observer: int, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation of seat ``observer``: a function of public information only."""
+    """The observation of seat ``observer``: a function of public information only.
+
+    Hot path (once per env step): Python collects the one-hot positions and the scalar
+    values using the index tables of :class:`_Layout`, then two numpy calls write them."""
     n = game.num_players
-    obs = np.zeros(observation_size(n), np.float32) if out is None else out
-    if out is not None:
-        obs[:] = 0.0
-    hot = []
+    layout = _LAYOUTS[n]
+    if out is None:
+        obs = np.zeros(layout.size, np.float32)
+    else:
+        obs = out
+        obs.fill(0.0)
+    wild_hot, shares = _rules_tables(game, layout)
+    hot = wild_hot[:]
+    values = []
     acting = -1 if game.done else game.current
-    for k in range(n):
-        p = (observer + k) % n
-        base = k * SEAT_FEATURES
-        state = game.state[p]
-        for s in range(NUM_SLOTS):
-            hot.append(base + s * SLOT_FEATURES + state[s])
-        tail = base + NUM_SLOTS * SLOT_FEATURES
-        obs[tail] = game.sizes[p] / NUM_SLOTS
-        obs[tail + 1] = game.rounds_won[p] / NUM_SLOTS
-        obs[tail + 2] = game.face_down_count(p) / NUM_SLOTS
+    states, sizes, won = game.state, game.sizes, game.rounds_won
+    for p, slot_offsets, acting_at in layout.views[observer]:
+        hot += map(add, slot_offsets, states[p])
         if p == acting:
-            hot.append(tail + 3)
-    g = n * SEAT_FEATURES
-    hot.append(g + (game.discard[-1] if game.discard else NUM_RANKS))
-    g += NUM_RANKS + 1
-    hot.append(g + (game.held if game.held >= 0 else NUM_RANKS))
-    g += NUM_RANKS + 1
-    hidden = game.hidden_counts()
-    for rank, total in enumerate(game.totals):
-        if total:
-            obs[g + rank] = (total - hidden[rank]) / total
-    g += NUM_RANKS
-    for rank, wild in enumerate(game.wild):
-        if wild:
-            hot.append(g + rank)
-    g += NUM_RANKS
-    hot.append(g + int(game.decision))
-    g += NUM_DECISIONS
+            hot.append(acting_at)
+        values += (
+            sizes[p] / NUM_SLOTS,
+            won[p] / NUM_SLOTS,
+            game.face_down_count(p) / NUM_SLOTS,
+        )
+    discard = game.discard
+    hot.append(layout.discard_top + (discard[-1] if discard else NUM_RANKS))
+    held = game.held
+    hot.append(layout.held + (held if held >= 0 else NUM_RANKS))
+    hot.append(layout.decision + game.decision)
+    values += map(getitem, shares, game.hidden_counts())
     cards = game.rules.total_cards
-    obs[g] = len(game.stock) / cards
-    obs[g + 1] = len(game.discard) / cards
-    obs[hot] = 1.0
+    values.append(len(game.stock) / cards)
+    values.append(len(discard) / cards)
+    obs[np.fromiter(hot, np.intp, len(hot))] = 1.0
+    obs[layout.scalars] = np.fromiter(values, np.float32, len(values))
     return obs
 
 
