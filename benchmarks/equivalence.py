@@ -37,7 +37,9 @@ def load_revision(rev: str):
     for name in ("engine", "observation"):
         text = subprocess.run(
             ["git", "-C", str(ROOT), "show", f"{rev}:trash_env/{name}.py"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         text = text.replace("from trash_env.engine import", "from trash_ref_engine import")
         path = folder / f"trash_ref_{name}.py"
@@ -80,13 +82,32 @@ def snapshot(game, obs_module, full: bool = False) -> tuple:
     obs = tuple(obs_module.encode_observation(game, p).tobytes() for p in range(n))
     masks = tuple(obs_module.action_mask(game, p).tobytes() for p in range(n))
     return (
-        len(game.events), [tuple(e) for e in events], [type(e).__name__ for e in events],
-        int(game.decision), game.current, game.legal_actions(), game.held, game.stock[:],
-        game.discard[:], [r[:] for r in game.layout], [r[:] for r in game.state], game.sizes[:],
-        game.rounds_won[:], game.done, game.truncated, game.winners, game.placings,
-        game.returns(), game.turns, game.deal_number, game.round_results[:],
-        game.hidden_counts(), [game.face_down_count(p) for p in range(n)],
-        obs, masks, obs_module.encode_state(game).tobytes(),
+        len(game.events),
+        [tuple(e) for e in events],
+        [type(e).__name__ for e in events],
+        int(game.decision),
+        game.current,
+        game.legal_actions(),
+        game.held,
+        game.stock[:],
+        game.discard[:],
+        [r[:] for r in game.layout],
+        [r[:] for r in game.state],
+        game.sizes[:],
+        game.rounds_won[:],
+        game.done,
+        game.truncated,
+        game.winners,
+        game.placings,
+        game.returns(),
+        game.turns,
+        game.deal_number,
+        game.round_results[:],
+        game.hidden_counts(),
+        [game.face_down_count(p) for p in range(n)],
+        obs,
+        masks,
+        obs_module.encode_state(game).tobytes(),
     )
 
 
@@ -125,8 +146,11 @@ def play(ref_engine, ref_obs, rules: Rules, seed: int) -> int:
                 old_c.step(action)
                 new_c.step(action)
                 new_c.check_invariants()
-            compare(snapshot(old_c, ref_obs, True), snapshot(new_c, new_observation, True),
-                    f"seed {seed} clone at {steps}")
+            compare(
+                snapshot(old_c, ref_obs, True),
+                snapshot(new_c, new_observation, True),
+                f"seed {seed} clone at {steps}",
+            )
     compare(snapshot(old, ref_obs, True), snapshot(new, new_observation, True), f"seed {seed} end")
     return steps
 

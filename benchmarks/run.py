@@ -188,9 +188,7 @@ def interleaved(
     return figures
 
 
-def ratio_rows(
-    figures: dict, reference: str, unit: str, peers_note: dict[str, str]
-) -> list[dict]:
+def ratio_rows(figures: dict, reference: str, unit: str, peers_note: dict[str, str]) -> list[dict]:
     """One row per candidate: median figure, and the median over repetitions of the pair-by-pair
     ratio reference / candidate."""
     rows = []
@@ -242,8 +240,8 @@ def section_aec(args, log) -> dict:
     for name in ("tictactoe_v3", "connect_four_v3", "leduc_holdem_v4", "texas_holdem_v4"):
         peers[name] = pz(name)
     for name in ("leduc_poker", "gin_rummy"):
-        peers[f"pyspiel {name}"] = (
-            lambda rep, name=name: spiel_loop(name, args.seconds, rep, tensor=True)
+        peers[f"pyspiel {name}"] = lambda rep, name=name: spiel_loop(
+            name, args.seconds, rep, tensor=True
         )
     figures = interleaved(peers, args.repeats, log)
     notes = {
@@ -308,8 +306,9 @@ def solo_loop(seconds: float, seed: int) -> float:
 
 def section_solo(args, log) -> dict:
     make_solo("greedy")  # Skip early if the module does not exist yet
-    figures = interleaved({"TrashSolo vs greedy": lambda rep: solo_loop(args.seconds, rep)},
-                          args.repeats, log)
+    figures = interleaved(
+        {"TrashSolo vs greedy": lambda rep: solo_loop(args.seconds, rep)}, args.repeats, log
+    )
     notes = {"TrashSolo vs greedy": "random legal learner actions; greedy opponents in step()"}
     return {"rows": ratio_rows(figures, "TrashSolo vs greedy", "learner steps/s", notes)}
 
@@ -372,14 +371,26 @@ def section_train(args, log) -> dict:
     share = [r["env_share"] for r in results]
     speed = [r["steps_per_s"] for r in results]
     kwargs = train_kwargs()
-    note = (f"MaskablePPO MlpPolicy, 4 DummyVecEnv x TrashSolo vs greedy, {timesteps} steps, "
-            f"{'train.py hyper-parameters' if kwargs else 'SB3 default hyper-parameters'}")
+    note = (
+        f"MaskablePPO MlpPolicy, 4 DummyVecEnv x TrashSolo vs greedy, {timesteps} steps, "
+        f"{'train.py hyper-parameters' if kwargs else 'SB3 default hyper-parameters'}"
+    )
     return {
         "rows": [
-            {"name": "MaskablePPO training", "unit": "env steps/s", "values": speed,
-             "median": statistics.median(speed), "note": note},
-            {"name": "env share of training time", "unit": "fraction", "values": share,
-             "median": statistics.median(share), "note": "step_wait + reset + action masks"},
+            {
+                "name": "MaskablePPO training",
+                "unit": "env steps/s",
+                "values": speed,
+                "median": statistics.median(speed),
+                "note": note,
+            },
+            {
+                "name": "env share of training time",
+                "unit": "fraction",
+                "values": share,
+                "median": statistics.median(share),
+                "note": "step_wait + reset + action masks",
+            },
         ]
     }
 
@@ -400,8 +411,14 @@ def run_evaluation(agents: list[str], games: int, workers: int, seed: int):
         if callable(fn):
             params = inspect.signature(fn).parameters
             kwargs = {}
-            for key, value in (("games", games), ("workers", workers), ("seed", seed),
-                               ("progress", False), ("num_players", 2), ("players", 2)):
+            for key, value in (
+                ("games", games),
+                ("workers", workers),
+                ("seed", seed),
+                ("progress", False),
+                ("num_players", 2),
+                ("players", 2),
+            ):
                 if key in params:
                     kwargs[key] = value
             return fn(agents, **kwargs)
@@ -416,8 +433,12 @@ def section_eval(args, log) -> dict:
         "evaluation 2 workers": lambda rep: eval_games_per_s(games, 2, rep),
     }
     figures = interleaved(peers, max(1, min(args.repeats, 3)), log)
-    rows = ratio_rows(figures, "evaluation 2 workers", "games/s",
-                      {"evaluation 1 worker": f"greedy vs greedy, 2 players, {games} games"})
+    rows = ratio_rows(
+        figures,
+        "evaluation 2 workers",
+        "games/s",
+        {"evaluation 1 worker": f"greedy vs greedy, 2 players, {games} games"},
+    )
     return {"rows": rows}
 
 
@@ -458,8 +479,9 @@ print(self_kb, child_kb)
 def evaluation_peak(games: int, workers: int) -> dict:
     """Peak RSS (ru_maxrss) of a child process running a ``games``-game evaluation, and of the
     largest of its worker processes."""
-    code = _PEAK_CHILD.format(root=str(ROOT), bench=str(ROOT / "benchmarks"), games=games,
-                              workers=workers)
+    code = _PEAK_CHILD.format(
+        root=str(ROOT), bench=str(ROOT / "benchmarks"), games=games, workers=workers
+    )
     t0 = now()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     if out.returncode != 0:
@@ -472,26 +494,45 @@ def section_memory(args, log) -> dict:
     rows = []
     try:
         per_env = [env_instance_bytes(1000) for _ in range(max(1, min(args.repeats, 3)))]
-        rows.append({"name": "bytes per live env", "unit": "bytes", "values": per_env,
-                     "median": statistics.median(per_env),
-                     "note": "tracemalloc, 1,000 trash_env.env() after reset"})
+        rows.append(
+            {
+                "name": "bytes per live env",
+                "unit": "bytes",
+                "values": per_env,
+                "median": statistics.median(per_env),
+                "note": "tracemalloc, 1,000 trash_env.env() after reset",
+            }
+        )
         log(f"  bytes per env: {statistics.median(per_env):,.0f}")
     except Skip as why:
-        rows.append({"name": "bytes per live env", "unit": "bytes", "values": [],
-                     "skipped": str(why)})
+        rows.append(
+            {"name": "bytes per live env", "unit": "bytes", "values": [], "skipped": str(why)}
+        )
     games = 2000 if args.quick else 100_000
     try:
         _import("agents.evaluation")
         peak = evaluation_peak(games, args.workers)
-        rows.append({"name": f"peak RSS, {games:,}-game evaluation", "unit": "bytes",
-                     "values": [peak["self_bytes"]], "median": peak["self_bytes"],
-                     "note": f"ru_maxrss of the child (workers={args.workers}); largest worker "
-                             f"{peak['worker_bytes'] / 2**20:.0f} MiB; {peak['seconds']:.0f} s"
-                             + (" (--quick)" if args.quick else "")})
+        rows.append(
+            {
+                "name": f"peak RSS, {games:,}-game evaluation",
+                "unit": "bytes",
+                "values": [peak["self_bytes"]],
+                "median": peak["self_bytes"],
+                "note": f"ru_maxrss of the child (workers={args.workers}); largest worker "
+                f"{peak['worker_bytes'] / 2**20:.0f} MiB; {peak['seconds']:.0f} s"
+                + (" (--quick)" if args.quick else ""),
+            }
+        )
         log(f"  peak: {peak}")
     except Skip as why:
-        rows.append({"name": f"peak RSS, {games:,}-game evaluation", "unit": "bytes",
-                     "values": [], "skipped": str(why)})
+        rows.append(
+            {
+                "name": f"peak RSS, {games:,}-game evaluation",
+                "unit": "bytes",
+                "values": [],
+                "skipped": str(why),
+            }
+        )
     return {"rows": rows}
 
 
@@ -536,8 +577,10 @@ def fmt(value: float | None, unit: str = "") -> str:
 
 
 def table(results: dict) -> str:
-    lines = ["| section | benchmark | median | unit | trash-env / this (median of pairs) | note |",
-             "|---|---|---:|---|---:|---|"]
+    lines = [
+        "| section | benchmark | median | unit | trash-env / this (median of pairs) | note |",
+        "|---|---|---:|---|---:|---|",
+    ]
     for section, result in results.items():
         if "skipped" in result:
             lines.append(f"| {section} | (skipped: {result['skipped']}) | | | | |")
@@ -560,19 +603,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="repetitions (median reported)")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement")
-    parser.add_argument("--only", default=",".join(SECTIONS),
-                        help=f"comma-separated sections of: {', '.join(SECTIONS)}")
-    parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results.json"),
-                        help="where to write the JSON results")
-    parser.add_argument("--quick", action="store_true",
-                        help="fewer games/steps in train, eval and memory (2,000-game peak)")
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"comma-separated sections of: {', '.join(SECTIONS)}",
+    )
+    parser.add_argument(
+        "--json",
+        default=str(ROOT / "benchmarks" / "results.json"),
+        help="where to write the JSON results",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer games/steps in train, eval and memory (2,000-game peak)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="workers of the peak-memory run")
     args = parser.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(only) - set(SECTIONS))
     if unknown:
-        parser.error(f"--only: unknown section(s) {', '.join(unknown)}; allowed: "
-                     f"{', '.join(SECTIONS)}")
+        parser.error(
+            f"--only: unknown section(s) {', '.join(unknown)}; allowed: {', '.join(SECTIONS)}"
+        )
     if args.repeats < 1 or args.seconds <= 0:
         parser.error("--repeats must be >= 1 and --seconds > 0")
 
@@ -590,8 +643,14 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": args.seconds,
         "quick": args.quick,
     }
-    functions = {"aec": section_aec, "engine": section_engine, "solo": section_solo,
-                 "train": section_train, "eval": section_eval, "memory": section_memory}
+    functions = {
+        "aec": section_aec,
+        "engine": section_engine,
+        "solo": section_solo,
+        "train": section_train,
+        "eval": section_eval,
+        "memory": section_memory,
+    }
     results: dict[str, dict] = {}
     for section in SECTIONS:
         if section not in only:
