@@ -197,7 +197,6 @@ class Game:
         self.wild = self.rules.wild_table()
         self.totals = rank_totals(self.rules.decks, self.rules.jokers)
         self._deck = build_deck(self.rules.decks, self.rules.jokers)
-        self._deck_array = np.array(self._deck)  # shuffling an array skips a list conversion
         self._stacked = [list(order) for order in deals]
         self.sizes = [self.rules.start_size] * n
         self.rounds_won = [0] * n
@@ -383,7 +382,10 @@ class Game:
                     f"(missing {dict(missing)}, extra {dict(extra)})"
                 )
         else:
-            order = self.rng.permutation(self._deck_array).tolist()  # same draws as the list
+            # Generator.shuffle on a list draws the same numbers and gives the same order as
+            # permutation() of the equal array, without the round trip through numpy.
+            order = deck[:]
+            self.rng.shuffle(order)
         self.layout = []
         self.state = []
         i = 0
@@ -433,7 +435,8 @@ class Game:
             pile, self.discard = self.discard, []
         if not pile:
             return
-        self.stock = self.rng.permutation(pile).tolist()
+        self.stock = pile[:]
+        self.rng.shuffle(self.stock)  # the same order as permutation(pile), see _start_round
         for card in pile:
             self._hidden[card] += 1
         self._stock_known = True
