@@ -84,12 +84,18 @@ class _Layout:
 
 
 _LAYOUTS = {n: _Layout(n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
-_RULES_TABLES: dict[tuple, tuple[list[int], list[list[float]]]] = {}
+_RULES_TABLES: dict[tuple, tuple[list[int], list[list[float]], int]] = {}
+# The last game's wild table and rank totals (held here, so never recycled) and their tables:
+# one identity test instead of building a key on most calls. Clones share these objects.
+_last: list = [None, None, None]
 
 
-def _rules_tables(game: Game, layout: _Layout) -> tuple[list[int], list[list[float]]]:
-    """Per rules (cached): the wild-rank one-hot positions, and per rank a table from the
-    number of hidden cards to the visible share ``(total - hidden) / total``."""
+def _rules_tables(game: Game, layout: _Layout) -> tuple[list[int], list[list[float]], int]:
+    """Per rules (cached): the wild-rank one-hot positions, per rank a table from the number
+    of hidden cards to the visible share ``(total - hidden) / total``, and the cards in play."""
+    last = _last
+    if last[0] is game.wild and last[1] is game.totals:
+        return last[2]
     key = (layout.size, game.wild, tuple(game.totals))
     tables = _RULES_TABLES.get(key)
     if tables is None:
@@ -98,7 +104,8 @@ def _rules_tables(game: Game, layout: _Layout) -> tuple[list[int], list[list[flo
             [(total - h) / total for h in range(total + 1)] if total else [0.0]
             for total in game.totals
         ]
-        tables = _RULES_TABLES[key] = (wild_hot, shares)
+        tables = _RULES_TABLES[key] = (wild_hot, shares, sum(game.totals))
+    last[:] = game.wild, game.totals, tables
     return tables
 
 
@@ -114,11 +121,13 @@ def encode_observation(game: Game, observer: int, out: np.ndarray | None = None)
     else:
         obs = out
         obs.fill(0.0)
-    wild_hot, shares = _rules_tables(game, layout)
+    wild_hot, shares, cards = _rules_tables(game, layout)
     hot = wild_hot[:]
     values = []
     acting = -1 if game.done else game.current
-    states, sizes, won = game.state, game.sizes, game.rounds_won
+    # Game's own lists, read directly on this hot path (face_down_count() and hidden_counts()
+    # give the same public counts through a call and a copy).
+    states, sizes, won, down = game.state, game.sizes, game.rounds_won, game._down
     for p, slot_offsets, acting_at in layout.views[observer]:
         hot += map(add, slot_offsets, states[p])
         if p == acting:
@@ -126,15 +135,14 @@ def encode_observation(game: Game, observer: int, out: np.ndarray | None = None)
         values += (
             sizes[p] / NUM_SLOTS,
             won[p] / NUM_SLOTS,
-            game.face_down_count(p) / NUM_SLOTS,
+            down[p] / NUM_SLOTS,
         )
     discard = game.discard
     hot.append(layout.discard_top + (discard[-1] if discard else NUM_RANKS))
     held = game.held
     hot.append(layout.held + (held if held >= 0 else NUM_RANKS))
     hot.append(layout.decision + game.decision)
-    values += map(getitem, shares, game.hidden_counts())
-    cards = game.rules.total_cards
+    values += map(getitem, shares, game._hidden)
     values.append(len(game.stock) / cards)
     values.append(len(discard) / cards)
     obs[np.fromiter(hot, np.intp, len(hot))] = 1.0
