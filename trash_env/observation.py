@@ -86,13 +86,15 @@ class _Layout:
 _LAYOUTS = {n: _Layout(n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
 _RULES_TABLES: dict[tuple, tuple[list[int], list[list[float]], int]] = {}
 # The last game's wild table and rank totals (held here, so never recycled) and their tables:
-# one identity test instead of building a key on most calls. Clones share these objects.
-_last: list = [None, None, None]
+# one identity test instead of building a key on most calls. Clones share these objects. One
+# tuple, read once and replaced whole, so that threads never mix two games' entries.
+_last: tuple = (None, None, None)
 
 
 def _rules_tables(game: Game, layout: _Layout) -> tuple[list[int], list[list[float]], int]:
     """Per rules (cached): the wild-rank one-hot positions, per rank a table from the number
     of hidden cards to the visible share ``(total - hidden) / total``, and the cards in play."""
+    global _last
     last = _last
     if last[0] is game.wild and last[1] is game.totals:
         return last[2]
@@ -105,7 +107,7 @@ def _rules_tables(game: Game, layout: _Layout) -> tuple[list[int], list[list[flo
             for total in game.totals
         ]
         tables = _RULES_TABLES[key] = (wild_hot, shares, sum(game.totals))
-    last[:] = game.wild, game.totals, tables
+    _last = (game.wild, game.totals, tables)
     return tables
 
 
