@@ -34,7 +34,15 @@ from operator import add, getitem
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
-from trash_env.engine import DOWN, NUM_ACTIONS, NUM_DECISIONS, Game
+from trash_env.engine import (
+    DOWN,
+    DRAW_STOCK,
+    NUM_ACTIONS,
+    NUM_DECISIONS,
+    TAKE_DISCARD,
+    Decision,
+    Game,
+)
 from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 OBS_VERSION = 1
@@ -173,9 +181,16 @@ def encode_state(game: Game) -> np.ndarray:
     return out
 
 
+_DRAW = Decision.DRAW
+_DRAW_MASK = np.zeros(NUM_ACTIONS, np.int8)
+_DRAW_MASK[[DRAW_STOCK, TAKE_DISCARD]] = 1
+
+
 def action_mask(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray:
     """int8 mask over the env's 13 actions: the legal actions of ``player`` if it is to act,
     else all zero. A call decision is never surfaced to agents (see the env)."""
+    if out is None and game.decision is _DRAW and game.current == player:
+        return _DRAW_MASK.copy()  # most decisions: a copy is cheaper than zeros and two stores
     mask = np.zeros(NUM_ACTIONS, np.int8) if out is None else out
     if out is not None:
         mask[:] = 0
