@@ -182,6 +182,19 @@ class Game:
         first_player: the first round's first player (default: drawn by ``rng``).
     """
 
+    # Slots: a Game has more attributes than CPython's shared-key instance dicts hold (30), so
+    # with a __dict__ every attribute read on the hot paths would be a dict lookup.
+    # fmt: off
+    __slots__ = (
+        "rules", "rng", "num_players", "wild", "totals", "_deck", "_stacked", "sizes",
+        "rounds_won", "deal_number", "turns", "events", "round_results", "winners", "placings",
+        "done", "truncated", "decision", "layout", "state", "stock", "discard", "held", "_down",
+        "_hidden", "_stock_known", "_phase", "_free_left", "_pending_claim", "_completed",
+        "_called", "_pending_put", "_round_winner", "_round_starter", "_current",
+        "_face_down_left",
+    )
+    # fmt: on
+
     def __init__(
         self,
         rules: Rules | None = None,
