@@ -568,3 +568,18 @@ def test_deal_pictures_rebuilt_from_events_match_the_engine(options):
                     if g.state[p][s] not in (DOWN, ABSENT):  # face-up cards are the engine's
                         assert tracker.cards[p][s] == g.layout[p][s]
             assert tracker.sizes == g.sizes and tracker.rounds_won == g.rounds_won
+
+
+@pytest.mark.parametrize("flags", [
+    ["--call-trash"], ["--losers-reveal", "--free-draws", "3"], ["--wilds", "kings"],
+    ["--wilds", "none", "--reshuffle", "all"], ["--wilds", "faces", "--jokers"],
+    ["--max-deals", "2", "--players", "3"], ["--start-size", "4", "--target-size", "2"],
+    ["--episode", "round", "--first-player", "rotate"], ["--max-turns", "3"],
+])
+def test_every_variant_plays_to_its_end_through_the_terminal(flags):
+    argv = ["--no-log", "--seed", "1", "--opponents", "random", "--start-size", "3", *flags]
+    code, text, _ = play_scripted(argv, call="")  # never calls: the penalty path when it comes
+    assert code == 0 and "Traceback" not in text
+    last = text.rstrip().splitlines()
+    assert any(re.search(r"won the (game|deal)[.!]$|share the win\.$|cut off", line)
+               for line in last[-4:]), last[-4:]
