@@ -89,6 +89,15 @@ class _Layout:
         scalars = [t + i for t in tails for i in range(3)]
         scalars += [visible + rank for rank in range(NUM_RANKS)] + [stock, stock + 1]
         self.scalars = np.array(scalars, np.intp)
+        # Everything encode_observation needs, in one tuple (one unpack, no attribute reads).
+        self.fields = (
+            self.size,
+            self.views,
+            self.discard_top,
+            self.held,
+            self.decision,
+            self.scalars,
+        )
 
 
 _LAYOUTS = {n: _Layout(n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
@@ -124,21 +133,21 @@ def encode_observation(game: Game, observer: int, out: np.ndarray | None = None)
 
     Hot path (once per env step): Python collects the one-hot positions and the scalar
     values using the index tables of :class:`_Layout`, then two numpy calls write them."""
-    n = game.num_players
-    layout = _LAYOUTS[n]
+    layout = _LAYOUTS[game.num_players]
+    size, views, discard_top, held_at, decision_at, scalars = layout.fields
     if out is None:
-        obs = np.zeros(layout.size, np.float32)
+        obs = np.zeros(size, np.float32)
     else:
         obs = out
         obs.fill(0.0)
     wild_hot, shares, cards = _rules_tables(game, layout)
     hot = wild_hot[:]
     values = []
-    acting = -1 if game.done else game.current
+    acting = -1 if game.done else game._current
     # Game's own lists, read directly on this hot path (face_down_count() and hidden_counts()
     # give the same public counts through a call and a copy).
     states, sizes, won, down = game.state, game.sizes, game.rounds_won, game._down
-    for p, slot_offsets, acting_at in layout.views[observer]:
+    for p, slot_offsets, acting_at in views[observer]:
         hot += map(add, slot_offsets, states[p])
         if p == acting:
             hot.append(acting_at)
@@ -148,15 +157,17 @@ def encode_observation(game: Game, observer: int, out: np.ndarray | None = None)
             down[p] / NUM_SLOTS,
         )
     discard = game.discard
-    hot.append(layout.discard_top + (discard[-1] if discard else NUM_RANKS))
     held = game.held
-    hot.append(layout.held + (held if held >= 0 else NUM_RANKS))
-    hot.append(layout.decision + game.decision)
+    hot += (
+        discard_top + (discard[-1] if discard else NUM_RANKS),
+        held_at + (held if held >= 0 else NUM_RANKS),
+        decision_at + game.decision,
+    )
     values += map(getitem, shares, game._hidden)
     values.append(len(game.stock) / cards)
     values.append(len(discard) / cards)
     obs[np.fromiter(hot, np.intp, len(hot))] = 1.0
-    obs[layout.scalars] = np.fromiter(values, np.float32, len(values))
+    obs[scalars] = np.fromiter(values, np.float32, len(values))
     return obs
 
 
