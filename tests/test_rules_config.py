@@ -1,0 +1,146 @@
+"""Rules validation: every invalid value and impossible combination fails at construction with a
+ValueError naming the option and what is allowed; stacked deals must hold the decks' cards."""
+
+import re
+
+import pytest
+
+from trash_env.engine import Game
+from trash_env.rules import Rules
+
+
+def test_defaults_are_the_standard_game():
+    r = Rules()
+    assert (r.num_players, r.decks, r.start_size, r.wilds, r.jokers) == (2, 1, 10, "jacks", False)
+    assert (r.target_size, r.max_deals) == (0, None)
+    assert (r.first_player, r.reshuffle) == ("winner", "keep_top")
+    assert (r.losers_reveal, r.free_draws, r.call_trash, r.episode) == (False, 0, False, "game")
+
+
+@pytest.mark.parametrize(
+    "options,patterns",
+    [
+        ({"num_players": 1}, ["num_players", "2 to 6"]),
+        ({"num_players": 7}, ["num_players", "2 to 6", "7"]),
+        ({"num_players": "2"}, ["num_players", "integer"]),
+        ({"num_players": 2.0}, ["num_players", "integer"]),
+        ({"num_players": True}, ["num_players"]),
+        ({"num_decks": 0}, ["num_decks", "1 to 12"]),
+        ({"num_decks": 13}, ["num_decks", "1 to 12"]),
+        ({"num_decks": 1.5}, ["num_decks"]),
+        ({"start_size": 0}, ["start_size", "1 to 10"]),
+        ({"start_size": 11}, ["start_size", "1 to 10", "11"]),
+        ({"wilds": "queens"}, ["wilds", "'jacks'", "'kings'", "'faces'", "'none'", "queens"]),
+        ({"wilds": None}, ["wilds"]),
+        ({"jokers": 1}, ["jokers", "False", "True"]),
+        ({"jokers": "yes"}, ["jokers"]),
+        ({"target_size": -1}, ["target_size"]),
+        ({"target_size": 10}, ["target_size", "start_size", "0 to 9"]),
+        ({"start_size": 5, "target_size": 5}, ["target_size", "start_size", "0 to 4"]),
+        ({"start_size": 5, "target_size": 7}, ["target_size", "0 to 4"]),
+        ({"max_deals": 0}, ["max_deals", "1 to"]),
+        ({"max_deals": "3"}, ["max_deals"]),
+        ({"first_player": "loser"}, ["first_player", "'winner'", "'rotate'"]),
+        ({"reshuffle": "none"}, ["reshuffle", "'keep_top'", "'all'"]),
+        ({"losers_reveal": 1}, ["losers_reveal", "False", "True"]),
+        ({"free_draws": 2}, ["free_draws", "0", "3"]),
+        ({"free_draws": True}, ["free_draws"]),
+        ({"free_draws": 3}, ["free_draws", "num_players=2", "losers_reveal=True"]),
+        (
+            {"free_draws": 3, "losers_reveal": True, "num_players": 3},
+            ["free_draws", "num_players=2", "num_players=3"],
+        ),
+        ({"call_trash": "no"}, ["call_trash", "False", "True"]),
+        ({"episode": "deal"}, ["episode", "'game'", "'round'"]),
+        ({"max_turns": 0}, ["max_turns", "1 to"]),
+        ({"num_players": 6, "num_decks": 1}, ["num_decks=1", "52 cards", "62", "num_decks >= 2"]),
+        ({"num_players": 3, "num_decks": 1, "start_size": 10}, []),  # 32 <= 52: fine
+        ({"num_players": 6, "num_decks": 2, "start_size": 10}, []),  # 62 <= 104: fine
+    ],
+)
+def test_invalid_options_name_the_option_and_the_allowed_values(options, patterns):
+    if not patterns:
+        Rules(**options)  # a valid combination, listed for contrast
+        return
+    with pytest.raises(ValueError) as info:
+        Rules(**options)
+    message = str(info.value)
+    for pattern in patterns:
+        assert pattern in message, (pattern, message)
+
+
+@pytest.mark.parametrize(
+    "players,size,decks,jokers,ok",
+    [
+        (5, 10, 1, False, True),  # 50 + 2 = 52: exactly fits
+        (6, 10, 1, False, False),  # 62 > 52
+        (6, 8, 1, False, True),  # 50 <= 52
+        (6, 9, 1, False, False),  # 56 > 52
+        (6, 9, 1, True, False),  # 56 > 54
+        (6, 10, 2, True, True),  # 62 <= 108
+        (4, 10, 1, True, True),  # 42 <= 54
+    ],
+)
+def test_too_few_cards_for_the_layouts(players, size, decks, jokers, ok):
+    options = dict(num_players=players, start_size=size, num_decks=decks, jokers=jokers)
+    needed = players * size + 2
+    if ok:
+        assert Rules(**options).total_cards >= needed
+    else:
+        with pytest.raises(ValueError, match=f"num_decks={decks}.*need {needed}"):
+            Rules(**options)
+
+
+def test_suggested_deck_count_is_enough():
+    for players, size, jokers in [(6, 10, False), (6, 9, True), (5, 10, True)]:
+        for decks in range(1, 4):
+            options = dict(num_players=players, start_size=size, jokers=jokers)
+            try:
+                Rules(num_decks=decks, **options)
+            except ValueError as error:
+                suggested = int(re.search(r"num_decks >= (\d+)", str(error)).group(1))
+                assert suggested > decks
+                Rules(num_decks=suggested, **options)  # the suggestion is enough...
+                with pytest.raises(ValueError):
+                    Rules(num_decks=suggested - 1, **options)  # ... and the least that is
+
+
+def test_rules_are_frozen():
+    r = Rules()
+    with pytest.raises(AttributeError):
+        r.num_players = 3  # type: ignore[misc]
+
+
+def test_from_options_rejects_unknown_names():
+    with pytest.raises(ValueError) as info:
+        Rules.from_options(players=3, wild="kings")
+    message = str(info.value)
+    assert "players" in message and "wild" in message
+    for name in Rules.option_names():
+        assert name in message  # the allowed names are listed
+
+
+def test_from_options_round_trips_to_dict():
+    r = Rules(num_players=4, wilds="faces", jokers=True, max_deals=5, call_trash=True)
+    assert Rules.from_options(**r.to_dict()) == r
+    assert set(r.to_dict()) == set(Rules.option_names())
+
+
+def test_stacked_deal_with_a_wrong_multiset_raises():
+    deck = sorted(range(1, 14)) * 4
+    Game(Rules(), deals=[deck], first_player=0)  # the right cards: fine
+    with pytest.raises(ValueError, match="deals"):
+        Game(Rules(), deals=[deck[:-1]], first_player=0)  # a card short
+    with pytest.raises(ValueError, match="deals"):
+        Game(Rules(), deals=[deck + [5]], first_player=0)  # a card too many
+    with pytest.raises(ValueError, match="deals"):
+        Game(Rules(), deals=[deck[:-1] + [0]], first_player=0)  # a joker without jokers
+    wrong = deck[:]
+    wrong[wrong.index(13)] = 12  # five Queens, three Kings
+    with pytest.raises(ValueError, match="missing.*13.*extra.*12"):
+        Game(Rules(), deals=[wrong], first_player=0)
+
+
+def test_first_player_out_of_range_raises():
+    with pytest.raises(ValueError, match="first_player must be 0 to 1"):
+        Game(Rules(), seed=0, first_player=2)
