@@ -270,18 +270,13 @@ def section_engine(args, log) -> dict:
 
 
 def make_solo(opponent: str = "greedy"):
-    """A ``TrashSolo`` env against ``opponent``, whatever the constructor calls the option."""
+    """The single-agent env (``trash_env.solo.TrashSoloEnv``) against ``opponent``."""
     solo = _import("trash_env.solo")
-    cls = getattr(solo, "TrashSolo", None)
+    cls = getattr(solo, "TrashSoloEnv", None) or getattr(solo, "TrashSolo", None)
     if cls is None:
-        raise Skip("trash_env.solo has no TrashSolo")
-    import inspect
-
-    params = inspect.signature(cls).parameters
-    for key in ("opponents", "opponent"):
-        if key in params:
-            return cls(**{key: opponent})
-    return cls()
+        raise Skip("trash_env.solo has no TrashSoloEnv")
+    _import("agents.heuristics")  # the greedy bot
+    return cls(opponents=(opponent,))
 
 
 def solo_loop(seconds: float, seed: int) -> float:
