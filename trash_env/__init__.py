@@ -5,6 +5,7 @@
 ``"trash/trash-v0"`` so that ``pettingzoo.make("aec", "trash/trash-v0")`` works.
 """
 
+import gymnasium
 from pettingzoo import aec_registry, register
 
 from trash_env.engine import Decision, Event, Game
@@ -16,4 +17,9 @@ ENV_ID = "trash/trash-v0"
 if ENV_ID not in aec_registry:  # re-importing (e.g. importlib.reload) must not warn
     register("aec", ENV_ID, "trash_env.env:env")
 
-__all__ = ["ENV_ID", "Decision", "Event", "Game", "Rules", "env", "raw_env"]
+# The single-agent view (trash_env.solo): gymnasium.make("trash_env/TrashSolo-v0", **options).
+SOLO_ENV_ID = "trash_env/TrashSolo-v0"
+if SOLO_ENV_ID not in gymnasium.registry:
+    gymnasium.register(SOLO_ENV_ID, entry_point="trash_env.solo:TrashSoloEnv")
+
+__all__ = ["ENV_ID", "SOLO_ENV_ID", "Decision", "Event", "Game", "Rules", "env", "raw_env"]

@@ -1,0 +1,247 @@
+"""A single-agent Gymnasium view of Trash: one learner seat against opponents that act inside
+``step()``.
+
+Why it exists: single-agent RL libraries (stable-baselines3, sb3-contrib's MaskablePPO) train one
+policy on a ``gymnasium.Env``. This env plays the engine directly (no PettingZoo layer) and asks
+the opponents, which are :class:`agents.base.Agent` objects built from spec strings (``random``,
+``greedy``, a model's ``.zip``, ...), for their moves between the learner's decisions.
+
+- Observation: ``Box(0, 1, (observation_size(n),), float32)``, the learner's
+  :func:`trash_env.observation.encode_observation` (public information only, seats ordered from
+  the learner). The action mask is not in the observation: ``action_masks()`` returns it (the
+  sb3-contrib convention), and ``info["action_mask"]`` holds it too.
+- Actions: ``Discrete(13)`` as in the AEC env. An illegal action ends the episode with reward
+  -1 (option ``illegal="raise"`` raises instead); masked learners never send one. A ``CALL``
+  decision (``call_trash``) is answered with ``CALL_TRASH`` for every seat, as the AEC env does.
+- Episodes: the learner's seat and, per opponent seat, one entry of the opponent pool are drawn
+  per episode from the env's seeded generator. The episode ends with the game (or the deal, with
+  ``episode="round"``), whoever ends it; the final step's reward is the learner's share of
+  ``Game.returns()`` (zero-sum: +1/-1 with two players, 0 when truncated at ``max_turns``).
+  ``round_rewards=True`` also pays each finished deal (``Game.shares_to_returns``), as the AEC
+  env does. A deal that is decided before the learner's first decision (possible only with tiny
+  layouts) is re-dealt in ``reset``: the learner has nothing to learn from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Game
+from trash_env.observation import OBS_VERSION, action_mask, encode_observation, observation_size
+from trash_env.rules import Rules
+from trash_env.view import PublicView
+
+OpponentEntry = Any  # a spec string, or an agents.base.Agent instance
+MAX_REDEALS = 1000
+ILLEGAL = ("lose", "raise")
+ILLEGAL_REWARD = -1.0
+
+
+class TrashSoloEnv(gym.Env):
+    """One learner seat of Trash against a table of opponents.
+
+    Args:
+        opponents: the opponent pool: spec strings (see :func:`agents.base.make_agent`) and/or
+            ready :class:`agents.base.Agent` objects. Each opponent seat draws one entry per
+            episode, uniformly (repeat an entry to weight it). Default ``("random",)``.
+        seat: the learner's seat, or ``None`` to draw it per episode.
+        round_rewards: also pay every finished deal (see the module docstring).
+        illegal: what an illegal action does: ``"lose"`` ends the episode with reward -1 (the
+            learner forfeits, as in the AEC env's wrapper; masked learners never get there) or
+            ``"raise"`` raises ``ValueError`` naming the legal actions.
+        render_mode: ``None`` or ``"ansi"`` (``render()`` returns the table as text).
+        **options: every field of :class:`trash_env.rules.Rules`.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 2}
+
+    def __init__(
+        self,
+        opponents: Sequence[OpponentEntry] | str = ("random",),
+        seat: int | None = None,
+        round_rewards: bool = False,
+        illegal: str = "lose",
+        render_mode: str | None = None,
+        **options: Any,
+    ) -> None:
+        self.rules = Rules.from_options(**options)
+        n = self.rules.num_players
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
+        ):
+            raise ValueError(f"seat must be None or an integer from 0 to {n - 1}, got {seat!r}")
+        if not isinstance(round_rewards, bool):
+            raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
+        if illegal not in ILLEGAL:
+            raise ValueError(f"illegal must be one of 'lose', 'raise', got {illegal!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.seat_option = seat
+        self.round_rewards = round_rewards
+        self.illegal = illegal
+        self._illegal = False
+        self._pending = 0.0
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(0.0, 1.0, (observation_size(n),), np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.obs_version = OBS_VERSION
+        self._rng = np.random.default_rng()
+        self._agent_cache: dict[str, Any] = {}
+        self.set_opponents(opponents)
+        self.game: Game | None = None
+        self.seat = 0
+        self.deal_seed = 0
+        self.table: list[Any] = []  # the agent of every seat this episode (None: the learner)
+        self._deals_paid = 0
+        self._last_events = 0
+
+    # ------------------------------------------------------------------ opponents
+
+    def set_opponents(self, opponents: Sequence[OpponentEntry] | str) -> None:
+        """Replace the opponent pool from the next episode on (``VecEnv.env_method`` calls this
+        to refresh a self-play pool). Spec strings are built once and cached by spec."""
+        if isinstance(opponents, str):
+            opponents = [opponents]
+        pool = list(opponents)
+        if not pool:
+            raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
+        from agents.base import Agent, make_agent
+
+        built = []
+        for entry in pool:
+            if isinstance(entry, str):
+                if entry not in self._agent_cache:
+                    seed = int(self._rng.integers(2**63))
+                    self._agent_cache[entry] = make_agent(entry, seed=seed)
+                built.append(self._agent_cache[entry])
+            elif isinstance(entry, Agent):
+                built.append(entry)
+            else:
+                raise ValueError(
+                    f"opponents entries must be agent spec strings or Agent objects, got {entry!r}"
+                )
+        # Drop cached specs no longer in the pool (old self-play snapshots hold a network each).
+        keep = {entry for entry in pool if isinstance(entry, str)}
+        self._agent_cache = {k: v for k, v in self._agent_cache.items() if k in keep}
+        self.opponent_specs = [e if isinstance(e, str) else repr(e) for e in pool]
+        self._pool = built
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(
+        self, *, seed: int | None = None, options: dict | None = None
+    ) -> tuple[np.ndarray, dict]:
+        """Deal a new episode. ``options`` may hold ``"seat"`` (the learner's seat for this
+        episode only); anything else in it is rejected."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        seat = self.seat_option
+        if options:
+            unknown = sorted(set(options) - {"seat"})
+            if unknown:
+                raise ValueError(f"reset options: unknown {', '.join(unknown)}; allowed: seat")
+            seat = options.get("seat", seat)
+        n = self.rules.num_players
+        rng = self._rng
+        for _ in range(MAX_REDEALS):
+            self.seat = int(rng.integers(n)) if seat is None else int(seat)
+            self.table = [
+                None if p == self.seat else self._pool[int(rng.integers(len(self._pool)))]
+                for p in range(n)
+            ]
+            for agent in self.table:
+                if agent is not None:
+                    agent.reset(int(rng.integers(2**63)))
+            self.deal_seed = int(rng.integers(2**63))  # the Game's seed: duplicate deals
+            self.game = Game(self.rules, seed=self.deal_seed)
+            self._deals_paid = 0
+            self._last_events = 0
+            self._illegal = False
+            # Deals an opponent finished before the learner's first decision (round_rewards,
+            # tiny layouts) are paid with the first step: no reward is lost.
+            self._pending = self._advance()
+            if not self.game.done:
+                return self._observe(), self._info()
+        raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if game.done or self._illegal:
+            raise RuntimeError("the episode is over: call reset()")
+        self._last_events = len(game.events)
+        self._illegal = False
+        try:
+            game.step(int(action))
+        except ValueError:
+            if self.illegal == "raise":
+                raise  # the engine's message names the legal actions
+            self._illegal = True  # the learner forfeits (PettingZoo's TerminateIllegal, -1)
+            return self._observe(), ILLEGAL_REWARD, True, False, self._info()
+        reward = self._advance() + self._pending
+        self._pending = 0.0
+        terminated = game.done and not game.truncated
+        truncated = game.truncated
+        if game.done:
+            reward += game.returns()[self.seat]
+        return self._observe(), float(reward), terminated, truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a bool mask over the 13 actions (sb3-contrib)."""
+        return action_mask(self.game, self.seat).astype(bool)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            return None
+        from trash_env import render as table
+
+        names = [
+            "learner" if p == self.seat else f"{getattr(a, 'name', 'agent')}_{p}"
+            for p, a in enumerate(self.table)
+        ]
+        return table.render_text(self.game, names, self._last_events)
+
+    # ------------------------------------------------------------------ internals
+
+    def _advance(self) -> float:
+        """Answer calls and play the opponents until the learner decides or the game ends;
+        return the deal rewards paid meanwhile (``round_rewards`` only)."""
+        game, seat, table = self.game, self.seat, self.table
+        reward = 0.0
+        while True:
+            while game.decision == Decision.CALL:
+                game.step(CALL_TRASH)
+            if self.round_rewards:
+                results = game.round_results
+                while self._deals_paid < len(results):
+                    reward += game.shares_to_returns(results[self._deals_paid])[seat]
+                    self._deals_paid += 1
+            if game.done or game.current == seat:
+                return reward
+            p = game.current
+            agent = table[p]
+            move = agent.act(encode_observation(game, p), action_mask(game, p), PublicView(game, p))
+            game.step(int(move))
+
+    def _observe(self) -> np.ndarray:
+        return encode_observation(self.game, self.seat)
+
+    def _info(self) -> dict:
+        game = self.game
+        info: dict[str, Any] = {"seat": self.seat, "action_mask": action_mask(game, self.seat)}
+        if self._illegal:
+            info["illegal_action"] = True
+        if game.done:
+            info["winners"] = list(game.winners)
+            info["won"] = self.seat in game.winners
+            info["placing"] = None if game.placings is None else game.placings[self.seat]
+            info["truncated"] = game.truncated
+        return info
