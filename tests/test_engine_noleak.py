@@ -159,6 +159,19 @@ def test_resample_after_a_reshuffle_keeps_the_stock_multiset():
                 assert Counter(c.stock) == stock  # the stock's contents are public now
                 assert Counter(face_down(c)) == down
                 assert public(c) == public(g)
+                # A game whose face-down cards and stock lie in another order determinises
+                # alike (each is shuffled within itself, from sorted cards).
+                other = g.clone()
+                spots = [
+                    (p, s) for p in range(players) for s in range(10) if g.state[p][s] == DOWN
+                ]
+                for (p, s), card in zip(spots, face_down(g)[::-1], strict=True):
+                    other.layout[p][s] = card
+                other.stock = other.stock[::-1]
+                other.check_invariants()
+                d = other.clone()
+                d.resample_hidden(np.random.default_rng(seed))
+                assert d.layout == c.layout and d.stock == c.stock
                 checked += 1
             legal = g.legal_actions()
             g.step(legal[int(rng.integers(len(legal)))])

@@ -322,3 +322,19 @@ def test_no_call_decision_without_the_option():
     g = game([[2, A], [None, None]], stock=[A])
     assert g.round_results == [(0,)]
     assert not any(e.kind == "call" for e in g.events)
+
+
+@pytest.mark.parametrize("free_draws", [0, 3])
+def test_beaten_claim_with_losers_reveal_still_shrinks(free_draws):
+    # Player 0's layout is complete but unclaimed when player 1 wins: nothing is face-down, so
+    # "losers reveal" finds it correct (and free draws have nothing left to complete).
+    g = game(
+        [[2, A], [2, A]],
+        stock=[A, Q, A],
+        call_trash=True,
+        losers_reveal=True,
+        free_draws=free_draws,
+    )
+    play(g, STAY_SILENT, DRAW_STOCK, CALL_TRASH)
+    assert g.round_results == [(0, 1)] and g.sizes == [1, 1]
+    assert not any(e.kind in ("claim", "free_draws", "reveal") for e in g.events)
