@@ -236,3 +236,10 @@ def test_returns_zero_sum_and_shared_win_formula(n):
             assert r[p] == pytest.approx(expected)
     assert g.shares_to_returns((0,)) == pytest.approx([1.0] + [-1 / (n - 1)] * (n - 1))
     assert g.shares_to_returns(tuple(range(n))) == pytest.approx([0.0] * n)
+
+
+def test_first_player_of_the_first_round_is_drawn_by_the_rng():
+    starters = {Game(Rules(num_players=4), seed=s).events[0].player for s in range(40)}
+    assert starters == {0, 1, 2, 3}
+    rules = Rules(num_players=4)
+    assert Game(rules, seed=7).events[0] == Game(rules, seed=7).events[0]

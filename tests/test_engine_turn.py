@@ -266,3 +266,22 @@ def test_tightest_deck_reshuffle_never_leaves_the_stock_empty():
     assert g.current == 2 and g.decision == Decision.DRAW
     play(g, TAKE_DISCARD)  # player 2 takes the King back: stock [Q], discard [K]
     assert g.stock == [Q] and g.discard == [K] and g.current == 3
+
+
+def test_swap_then_the_wild_completes_the_layout_on_the_last_slot():
+    # Layouts of 2. Turn 1: Jack on slot 1 (a Queen under it). Player 1 discards a King.
+    # Turn 3: the Ace swaps with the Jack, which goes to slot 2, the last face-down slot.
+    g = game([[Q, 9], [None] * 2], stock=[J, K, A])
+    play(g, 0, DRAW_STOCK, DRAW_STOCK)
+    assert g.decision == Decision.SWAP and g.legal_actions() == [0, DECLINE]
+    mark = len(g.events)
+    play(g, 0)
+    assert since(g, mark)[:6] == [
+        ("swap", 0, A, 0),
+        ("pickup", 0, J, 0),
+        ("wild", 0, J, 1),
+        ("pickup", 0, 9, 1),
+        ("round_won", 0, -1, -1),
+        ("discard", 0, 9, -1),
+    ]
+    assert g.round_results == [(0,)]
