@@ -18,6 +18,7 @@ def test_beispielrunde_step_by_step():
         first_player=0,
     )
     g.check_invariants()
+    assert g.events[0] == ("deal", 0, -1, 0)  # deal 1, player 0 plays first
     # First turn of the round: the discard pile is empty, so the stock is drawn without asking.
     # 5 -> slot 5, the 2 under it -> slot 2, the Jack under that: a choice of slot.
     assert since(g, 1) == [
