@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
+
 from trash_env.cards import JACK, JOKER, KING, QUEEN, build_deck
 from trash_env.engine import DOWN, Game
-from trash_env.rules import Rules
+from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
 
 # Filler preference: cards that end a turn under the standard rules come first, so an
 # unspecified card rarely starts an unplanned chain. Tests that care specify every card.
@@ -103,18 +105,6 @@ def down_slots(g: Game, player: int) -> list[int]:
     return [s for s, st in enumerate(g.state[player]) if st == DOWN]
 
 
-def random_playout(g: Game, rng, check: bool = True, limit: int = 1_000_000) -> int:
-    """Play uniformly random legal actions to the end; returns the number of steps."""
-    steps = 0
-    while not g.done and steps < limit:
-        legal = g.legal_actions()
-        g.step(legal[int(rng.integers(len(legal)))])
-        steps += 1
-        if check:
-            g.check_invariants()
-    return steps
-
-
 def slots(g: Game, player: int) -> list[int]:
     """The states of the player's slots 1..L (without the absent ones)."""
     return g.state[player][: g.sizes[player]]
@@ -130,3 +120,66 @@ def stacked_game(
     (see :func:`stack`; each deal's layouts have that deal's layout sizes)."""
     orders = [stack(rules, layouts, stock) for layouts, stock in specs]
     return Game(rules, seed=seed, deals=orders, first_player=first_player)
+
+
+def random_rules(rng: np.random.Generator) -> Rules:
+    """A valid random configuration; small layouts are likelier so full games stay short."""
+    while True:
+        n = int(rng.integers(2, 7))
+        start = int(rng.choice([1, 2, 3, 4, 5, 10], p=[0.15, 0.25, 0.25, 0.15, 0.1, 0.1]))
+        reveal = bool(rng.random() < 0.4)
+        options = dict(
+            num_players=n,
+            num_decks=None if rng.random() < 0.7 else int(rng.integers(1, 4)),
+            start_size=start,
+            wilds=str(rng.choice(WILDS)),
+            jokers=bool(rng.random() < 0.4),
+            target_size=int(rng.integers(0, start)) if rng.random() < 0.3 else 0,
+            max_deals=None if rng.random() < 0.7 else int(rng.integers(1, 6)),
+            first_player=str(rng.choice(FIRST_PLAYER)),
+            reshuffle=str(rng.choice(RESHUFFLE)),
+            losers_reveal=reveal,
+            free_draws=3 if n == 2 and reveal and rng.random() < 0.6 else 0,
+            call_trash=bool(rng.random() < 0.4),
+            episode=str(rng.choice(EPISODE, p=[0.6, 0.4])),
+            max_turns=int(rng.integers(1, 60)) if rng.random() < 0.1 else 20_000,
+        )
+        try:
+            return Rules(**options)
+        except ValueError:
+            continue  # too few cards for these layouts: draw again
+
+
+def snapshot(g: Game) -> tuple:
+    """Everything a game holds, hidden parts and rng state included."""
+    return (
+        tuple(g.events),
+        tuple(map(tuple, g.layout)),
+        tuple(map(tuple, g.state)),
+        tuple(g.stock),
+        tuple(g.discard),
+        g.held,
+        tuple(g.sizes),
+        tuple(g.rounds_won),
+        g.decision,
+        g.current,
+        g.turns,
+        g.deal_number,
+        g.done,
+        g.truncated,
+        g.winners,
+        g.placings,
+        tuple(g.hidden_counts()),
+        tuple(g.round_results),
+        str(g.rng.bit_generator.state),
+    )
+
+
+def play_random(g: Game, rng: np.random.Generator, limit: int = 10**6) -> list[int]:
+    actions = []
+    while not g.done and len(actions) < limit:
+        legal = g.legal_actions()
+        action = legal[int(rng.integers(len(legal)))]
+        g.step(action)
+        actions.append(action)
+    return actions

@@ -3,46 +3,10 @@ independent copy (stepping one leaves the other unchanged)."""
 
 import numpy as np
 import pytest
-from helpers import A, K, Q, since, stacked_game
-from test_engine_random import random_rules
+from helpers import A, K, Q, play_random, random_rules, since, snapshot, stacked_game
 
 from trash_env.engine import DRAW_STOCK, Game
 from trash_env.rules import Rules
-
-
-def snapshot(g: Game) -> tuple:
-    """Everything a game holds, hidden parts and rng state included."""
-    return (
-        tuple(g.events),
-        tuple(map(tuple, g.layout)),
-        tuple(map(tuple, g.state)),
-        tuple(g.stock),
-        tuple(g.discard),
-        g.held,
-        tuple(g.sizes),
-        tuple(g.rounds_won),
-        g.decision,
-        g.current,
-        g.turns,
-        g.deal_number,
-        g.done,
-        g.truncated,
-        g.winners,
-        g.placings,
-        tuple(g.hidden_counts()),
-        tuple(g.round_results),
-        str(g.rng.bit_generator.state),
-    )
-
-
-def play_random(g: Game, rng: np.random.Generator, limit: int = 10**6) -> list[int]:
-    actions = []
-    while not g.done and len(actions) < limit:
-        legal = g.legal_actions()
-        action = legal[int(rng.integers(len(legal)))]
-        g.step(action)
-        actions.append(action)
-    return actions
 
 
 @pytest.mark.parametrize("seed", range(40))

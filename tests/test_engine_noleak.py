@@ -6,9 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from helpers import J, K, Q, game, play, since, stack
-from test_engine_determinism import play_random, snapshot
-from test_engine_random import random_rules
+from helpers import J, K, Q, game, play, play_random, random_rules, since, snapshot, stack
 
 from trash_env.engine import DOWN, Game
 from trash_env.rules import Rules
@@ -162,9 +160,7 @@ def test_resample_after_a_reshuffle_keeps_the_stock_multiset():
                 # A game whose face-down cards and stock lie in another order determinises
                 # alike (each is shuffled within itself, from sorted cards).
                 other = g.clone()
-                spots = [
-                    (p, s) for p in range(players) for s in range(10) if g.state[p][s] == DOWN
-                ]
+                spots = [(p, s) for p in range(players) for s in range(10) if g.state[p][s] == DOWN]
                 for (p, s), card in zip(spots, face_down(g)[::-1], strict=True):
                     other.layout[p][s] = card
                 other.stock = other.stock[::-1]

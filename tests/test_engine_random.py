@@ -7,6 +7,7 @@ Seeded loops (not hypothesis) so a failure names its seed and replays exactly:
 
 import numpy as np
 import pytest
+from helpers import random_rules
 
 from trash_env.engine import (
     CALL_TRASH,
@@ -25,34 +26,6 @@ from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
 
 CHUNKS = 12
 GAMES_PER_CHUNK = 250
-
-
-def random_rules(rng: np.random.Generator) -> Rules:
-    """A valid random configuration; small layouts are likelier so full games stay short."""
-    while True:
-        n = int(rng.integers(2, 7))
-        start = int(rng.choice([1, 2, 3, 4, 5, 10], p=[0.15, 0.25, 0.25, 0.15, 0.1, 0.1]))
-        reveal = bool(rng.random() < 0.4)
-        options = dict(
-            num_players=n,
-            num_decks=None if rng.random() < 0.7 else int(rng.integers(1, 4)),
-            start_size=start,
-            wilds=str(rng.choice(WILDS)),
-            jokers=bool(rng.random() < 0.4),
-            target_size=int(rng.integers(0, start)) if rng.random() < 0.3 else 0,
-            max_deals=None if rng.random() < 0.7 else int(rng.integers(1, 6)),
-            first_player=str(rng.choice(FIRST_PLAYER)),
-            reshuffle=str(rng.choice(RESHUFFLE)),
-            losers_reveal=reveal,
-            free_draws=3 if n == 2 and reveal and rng.random() < 0.6 else 0,
-            call_trash=bool(rng.random() < 0.4),
-            episode=str(rng.choice(EPISODE, p=[0.6, 0.4])),
-            max_turns=int(rng.integers(1, 60)) if rng.random() < 0.1 else 20_000,
-        )
-        try:
-            return Rules(**options)
-        except ValueError:
-            continue  # too few cards for these layouts: draw again
 
 
 def _check_decision(g: Game) -> None:
