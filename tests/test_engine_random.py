@@ -8,7 +8,10 @@ Seeded loops (not hypothesis) so a failure names its seed and replays exactly:
 import numpy as np
 import pytest
 from helpers import random_rules
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from trash_env.cards import build_deck
 from trash_env.engine import (
     CALL_TRASH,
     DECLINE,
@@ -143,3 +146,36 @@ def test_random_play_reaches_every_decision_and_event():
         kinds.update(e.kind for e in g.events)
     assert decisions == {Decision.DRAW, Decision.WILD, Decision.SWAP, Decision.CALL}
     assert kinds == set(EVENT_KINDS)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(
+    data=st.data(),
+    players=st.integers(2, 6),
+    start=st.integers(1, 4),
+    wilds=st.sampled_from(WILDS),
+    jokers=st.booleans(),
+    call=st.booleans(),
+    reveal=st.booleans(),
+)
+def test_hypothesis_stacked_deals(data, players, start, wilds, jokers, call, reveal):
+    # Hypothesis picks the stacked first deal and every choice; it shrinks a failure to a
+    # small deal and a short list of actions.
+    rules = Rules(
+        num_players=players,
+        start_size=start,
+        wilds=wilds,
+        jokers=jokers,
+        call_trash=call,
+        losers_reveal=reveal,
+        max_turns=300,
+    )
+    deck = build_deck(rules.decks, rules.jokers)
+    order = data.draw(st.permutations(deck), label="deal")
+    g = Game(rules, seed=0, deals=[order], first_player=data.draw(st.integers(0, players - 1)))
+    g.check_invariants()
+    while not g.done:
+        _check_decision(g)
+        g.step(data.draw(st.sampled_from(g.legal_actions())))
+        g.check_invariants()
+    _check_result(g)
