@@ -20,9 +20,11 @@ only, so its choices are a function of public information and its seed.
 
 from __future__ import annotations
 
+import numpy as np
+
 from agents.base import Agent, register_agent
-from agents.heuristics import draw_choice
-from trash_env.engine import CALL_TRASH, DOWN, WILD_UP, Decision, Game
+from agents.heuristics import CountingAgent, draw_choice, fits
+from trash_env.engine import CALL_TRASH, DOWN, DRAW_STOCK, TAKE_DISCARD, WILD_UP, Decision, Game
 from trash_env.view import PublicView
 
 _DRAW, _WILD, _SWAP, _CALL = Decision.DRAW, Decision.WILD, Decision.SWAP, Decision.CALL
@@ -92,6 +94,7 @@ class SearchAgent(Agent):
         rollouts: int = 200,
         horizon: str = "round",
         policy: str = "greedy",
+        z: float = 1.64,
     ) -> None:
         super().__init__(seed)
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
@@ -104,27 +107,43 @@ class SearchAgent(Agent):
             raise ValueError(
                 f"search: policy must be one of {', '.join(POLICIES)}, got {policy!r}"
             )
+        if not 0.0 <= z <= 10.0:
+            raise ValueError(f"search: z must be from 0 to 10, got {z!r}")
+        self.z = z
         self.rollouts = rollouts
         self.horizon = horizon
         self.policy = policy
 
     def act(self, observation: object, action_mask: object, view: PublicView) -> int:
         decision = view.decision
-        legal = view.legal_actions()
         if decision is _CALL:
             return CALL_TRASH
         if decision is _SWAP:
             return view.held - 1
+        me = view.seat
+        if decision is _DRAW:
+            top = view.discard[-1]
+            if fits(top, view.slot_states(me), view.sizes[me], view.wild):
+                return TAKE_DISCARD  # a sure placement dominates a chance of one
+        legal = view.legal_actions()
         if len(legal) == 1:
             return legal[0]
         return self._search(view, legal)
 
-    def action_values(self, view: PublicView, legal: list[int] | None = None) -> dict[int, float]:
-        """Mean rollout outcome of every candidate action (for inspection and tests)."""
-        legal = view.legal_actions() if legal is None else legal
+    def default_action(self, view: PublicView, legal: list[int]) -> int:
+        """The rollout policy's own choice, kept unless search shows something better."""
+        if view.decision is _DRAW:
+            return DRAW_STOCK  # the discard top does not fit (act takes it when it does)
+        if self.policy == "counting":
+            return CountingAgent().wild_slot(view)
+        return legal[-1]
+
+    def action_samples(self, view: PublicView, legal: list[int]) -> dict[int, list[float]]:
+        """Rollout outcomes of every candidate action, one per determinisation, paired: the
+        k-th outcome of every action comes from the same determinisation and shuffles."""
         me = view.seat
         per_action = max(1, self.rollouts // len(legal))
-        totals = dict.fromkeys(legal, 0.0)
+        samples: dict[int, list[float]] = {action: [] for action in legal}
         horizon, policy = self.horizon, self.policy
         for _ in range(per_action):
             world = view.determinize(self.rng)
@@ -133,25 +152,26 @@ class SearchAgent(Agent):
                 game = world.clone(events=False)
                 game.step(action)
                 rollout(game, horizon, policy)
-                totals[action] += outcome(game, me, deal)
-        return {action: total / per_action for action, total in totals.items()}
+                samples[action].append(outcome(game, me, deal))
+        return samples
 
     def _search(self, view: PublicView, legal: list[int]) -> int:
-        values = self.action_values(view, legal)
-        best = max(values.values())
-        # Ties (common: many rollouts end alike) go to the greedy choice, then the lowest action.
-        tied = [a for a in legal if values[a] >= best - 1e-12]
-        if len(tied) > 1:
-            greedy = self._greedy(view, legal)
-            if greedy in tied:
-                return greedy
-        return tied[0]
+        default = self.default_action(view, legal)
+        samples = self.action_samples(view, legal)
+        base = np.array(samples[default])
+        best, best_gain = default, 0.0
+        for action in legal:
+            if action == default:
+                continue
+            diff = np.array(samples[action]) - base
+            gain = float(diff.mean())
+            spread = float(diff.std(ddof=1)) if len(diff) > 1 else float("inf")
+            se = spread / np.sqrt(len(diff))
+            # Deviate from the default only on a clear paired gain: rollout noise would
+            # otherwise pick among near-equal options at random, and lose to the default.
+            if gain > self.z * se and gain > best_gain:
+                best, best_gain = action, gain
+        return best
 
-    def _greedy(self, view: PublicView, legal: list[int]) -> int:
-        me = view.seat
-        if view.decision is _DRAW:
-            return draw_choice(view.discard[-1], view.slot_states(me), view.sizes[me], view.wild)
-        return legal[-1]
 
-
-register_agent("search", SearchAgent, rollouts=int, horizon=str, policy=str)
+register_agent("search", SearchAgent, rollouts=int, horizon=str, policy=str, z=float)
