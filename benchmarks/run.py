@@ -269,14 +269,14 @@ def section_engine(args, log) -> dict:
     return {"rows": ratio_rows(figures, "trash-env engine", "decisions/s", notes)}
 
 
-def make_solo(opponent: str = "greedy"):
+def make_solo(opponent: str = "greedy", **options):
     """The single-agent env (``trash_env.solo.TrashSoloEnv``) against ``opponent``."""
     solo = _import("trash_env.solo")
     cls = getattr(solo, "TrashSoloEnv", None) or getattr(solo, "TrashSolo", None)
     if cls is None:
         raise Skip("trash_env.solo has no TrashSoloEnv")
     _import("agents.heuristics")  # the greedy bot
-    return cls(opponents=(opponent,))
+    return cls(opponents=(opponent,), **options)
 
 
 def solo_loop(seconds: float, seed: int) -> float:
@@ -309,14 +309,18 @@ def section_solo(args, log) -> dict:
 
 
 def train_once(timesteps: int, n_envs: int, seed: int) -> dict:
-    """MaskablePPO on ``n_envs`` DummyVecEnv copies of TrashSolo vs greedy; time in the env
-    (step_wait, reset, action masks) against the whole of ``learn``."""
+    """MaskablePPO as train.py sets it up (DummyVecEnv of ``n_envs`` Monitor-wrapped TrashSolo
+    envs with per-deal rewards, train.py's hyper-parameters) but against greedy only; the time
+    in the env (step_wait, reset, action masks) against the whole of ``learn``."""
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     torch.set_num_threads(1)
-    venv = DummyVecEnv([lambda: make_solo("greedy") for _ in range(n_envs)])
+    venv = DummyVecEnv(
+        [lambda: Monitor(make_solo("greedy", round_rewards=True)) for _ in range(n_envs)]
+    )
     spent = [0.0]
 
     def timed(method):
@@ -342,16 +346,23 @@ def train_once(timesteps: int, n_envs: int, seed: int) -> dict:
 
 
 def train_kwargs() -> dict:
-    """train.py's MaskablePPO hyper-parameters when it exposes them, else SB3's defaults."""
+    """MaskablePPO hyper-parameters of ``train.py``'s defaults (its argument parser), or {}
+    (SB3's defaults) if train.py is not there."""
     try:
         train = importlib.import_module("train")
-    except Exception:  # noqa: BLE001 - any failure means: use the defaults
+        args = train.build_parser().parse_args([])
+    except Exception:  # noqa: BLE001 - any failure means: use SB3's defaults
         return {}
-    for name in ("PPO_KWARGS", "PPO_DEFAULTS", "HYPERPARAMS", "DEFAULT_PPO_KWARGS"):
-        value = getattr(train, name, None)
-        if isinstance(value, dict):
-            return dict(value)
-    return {}
+    return {
+        "learning_rate": args.lr,
+        "n_steps": args.n_steps,
+        "batch_size": args.batch_size,
+        "n_epochs": args.epochs,
+        "gamma": args.gamma,
+        "gae_lambda": 0.95,
+        "ent_coef": args.ent_coef,
+        "policy_kwargs": {"net_arch": [int(x) for x in args.net.split(",")]},
+    }
 
 
 def section_train(args, log) -> dict:
@@ -367,7 +378,7 @@ def section_train(args, log) -> dict:
     speed = [r["steps_per_s"] for r in results]
     kwargs = train_kwargs()
     note = (
-        f"MaskablePPO MlpPolicy, 4 DummyVecEnv x TrashSolo vs greedy, {timesteps} steps, "
+        f"MaskablePPO MlpPolicy, 4 DummyVecEnv x Monitor(TrashSolo vs greedy), {timesteps} steps, "
         f"{'train.py hyper-parameters' if kwargs else 'SB3 default hyper-parameters'}"
     )
     return {
@@ -392,32 +403,16 @@ def section_train(args, log) -> dict:
 
 def eval_games_per_s(games: int, workers: int, seed: int) -> float:
     t0 = now()
-    run_evaluation(["greedy", "greedy"], games, workers, seed)
+    run_evaluation(games, workers, seed)
     return games / (now() - t0)
 
 
-def run_evaluation(agents: list[str], games: int, workers: int, seed: int):
-    """Call helper C's evaluation with whatever its entry point is called."""
+def run_evaluation(games: int, workers: int, seed: int):
+    """``agents.evaluation.evaluate(["greedy"], ...)``: greedy in both seats of a 2-player
+    game, duplicate deals, no progress bar (worker start-up included in the time)."""
     evaluation = _import("agents.evaluation")
-    import inspect
-
-    for name in ("evaluate", "run_evaluation", "run_tournament", "tournament"):
-        fn = getattr(evaluation, name, None)
-        if callable(fn):
-            params = inspect.signature(fn).parameters
-            kwargs = {}
-            for key, value in (
-                ("games", games),
-                ("workers", workers),
-                ("seed", seed),
-                ("progress", False),
-                ("num_players", 2),
-                ("players", 2),
-            ):
-                if key in params:
-                    kwargs[key] = value
-            return fn(agents, **kwargs)
-    raise Skip("agents.evaluation has no evaluate()/run_evaluation() entry point")
+    _import("agents.heuristics")
+    return evaluation.evaluate(["greedy"], games=games, seed=seed, workers=workers)
 
 
 def section_eval(args, log) -> dict:
@@ -464,21 +459,30 @@ import resource, sys
 sys.path.insert(0, {root!r})
 sys.path.insert(0, {bench!r})
 from run import run_evaluation
-run_evaluation(["greedy", "greedy"], {games}, {workers}, 0)
-self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(self_kb, child_kb)
+
+if __name__ == "__main__":
+    run_evaluation({games}, {workers}, 0)
+    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(self_kb, child_kb)
 """
 
 
 def evaluation_peak(games: int, workers: int) -> dict:
     """Peak RSS (ru_maxrss) of a child process running a ``games``-game evaluation, and of the
     largest of its worker processes."""
+    import tempfile
+
     code = _PEAK_CHILD.format(
         root=str(ROOT), bench=str(ROOT / "benchmarks"), games=games, workers=workers
     )
     t0 = now()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "peak_child.py"
+        script.write_text(code)
+        out = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, check=False
+        )
     if out.returncode != 0:
         raise Skip(f"evaluation child failed: {out.stderr.strip().splitlines()[-1:]}")
     self_kb, child_kb = map(int, out.stdout.split()[-2:])
