@@ -417,7 +417,7 @@ def run_evaluation(games: int, workers: int, seed: int):
 
 def section_eval(args, log) -> dict:
     _import("agents.evaluation")
-    games = 400 if args.quick else 2000
+    games = 1000 if args.quick else 10_000
     peers = {
         "evaluation 1 worker": lambda rep: eval_games_per_s(games, 1, rep),
         "evaluation 2 workers": lambda rep: eval_games_per_s(games, 2, rep),
