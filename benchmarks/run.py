@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))
 
 SECTIONS = ("aec", "engine", "solo", "train", "eval", "memory")
 now = time.perf_counter
