@@ -202,9 +202,11 @@ def ratio_rows(figures: dict, reference: str, unit: str, peers_note: dict[str, s
             rows.append(row)
             continue
         row["median"] = statistics.median(values)
-        if name != reference and ref:
+        if name == reference:
+            row["reference"] = True
+        elif ref:
             pairs = [a / b for a, b in zip(ref, values, strict=False) if b > 0]
-            row["ratio"] = statistics.median(pairs)  # trash-env / this peer
+            row["ratio"] = statistics.median(pairs)  # the section's reference / this
         rows.append(row)
     return rows
 
@@ -577,7 +579,7 @@ def fmt(value: float | None, unit: str = "") -> str:
 
 def table(results: dict) -> str:
     lines = [
-        "| section | benchmark | median | unit | trash-env / this (median of pairs) | note |",
+        "| section | benchmark | median | unit | reference / this (median of pairs) | note |",
         "|---|---|---:|---|---:|---|",
     ]
     for section, result in results.items():
@@ -590,6 +592,8 @@ def table(results: dict) -> str:
                 continue
             ratio = row.get("ratio")
             ratio_text = f"{ratio:.2f}x" if ratio is not None else ""
+            if row.get("reference"):
+                ratio_text = "reference"
             lines.append(
                 f"| {section} | {row['name']} | {fmt(row['median'], row['unit'])} | "
                 f"{'' if row['unit'] in ('bytes', 'fraction') else row['unit']} | {ratio_text} | "
