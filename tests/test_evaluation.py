@@ -1,0 +1,203 @@
+"""The evaluation library and evaluate.py: line-ups, duplicate deals, the figures, intervals,
+workers, outputs and errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+import evaluate as cli
+from agents.base import Agent
+from agents.evaluation import (
+    deal_seed,
+    evaluate,
+    lineups,
+    play_game,
+    seat_orders,
+    wilson_interval,
+)
+from trash_env.engine import Game
+from trash_env.rules import Rules
+
+ROUND = Rules(episode="round")
+
+
+def test_lineups_cover_every_multiset_or_combination():
+    assert lineups(["a", "b"], 2) == [("a", "b")]
+    assert lineups(["a", "b"], 4) == [("a", "a", "a", "b"), ("a", "a", "b", "b"),
+                                       ("a", "b", "b", "b")]
+    ups = lineups(["a", "b", "c"], 4)
+    assert len(ups) == 3 and all(set(u) == {"a", "b", "c"} and len(u) == 4 for u in ups)
+    assert lineups(["a", "b", "c"], 2) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert lineups(["a"], 3) == [("a", "a", "a")]
+    with pytest.raises(ValueError, match="each spec once"):
+        lineups(["a", "a"], 2)
+    with pytest.raises(ValueError, match="at least one agent spec"):
+        lineups([], 2)
+
+
+def test_seat_orders_rotate_or_permute():
+    assert seat_orders(("a", "b", "c")) == [("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")]
+    perms = seat_orders(("a", "b", "c"), "permutations")
+    assert len(perms) == 6 and len(set(perms)) == 6
+    assert len(seat_orders(("a", "a", "b"), "permutations")) == 3
+    # Rotations put every spec at every seat as often as it has copies.
+    for seat in range(4):
+        column = [order[seat] for order in seat_orders(("a", "a", "a", "b"))]
+        assert column.count("b") == 1
+    with pytest.raises(ValueError, match="seatings must be one of rotations, permutations"):
+        seat_orders(("a", "b"), "shuffled")
+
+
+def test_deal_seed_depends_on_master_seed_and_deal_only():
+    assert deal_seed(0, 5, 4) == deal_seed(0, 5, 4)
+    assert deal_seed(0, 5, 4) != deal_seed(0, 6, 4) != deal_seed(1, 5, 4)
+    assert 0 <= deal_seed(3, 2, 4)[1] < 4
+
+
+def test_games_of_a_deal_start_from_the_same_cards():
+    rules = Rules(num_players=3)
+    seed, first = deal_seed(7, 0, 3)
+    games = [Game(rules, seed=seed, first_player=first) for _ in range(3)]
+    starts = [(g.layout, g.stock, g.discard, g.current) for g in games]
+    assert starts[0] == starts[1] == starts[2]
+
+
+def test_an_agent_against_a_copy_of_itself_scores_exactly_par_on_duplicate_deals():
+    # Without wilds, counting plays exactly like greedy: the two seatings of each deal are the
+    # same game with the seats swapped, so duplicate deals cancel all luck.
+    report = evaluate(["greedy", "counting"], Rules(wilds="none", episode="round"), deals=100)
+    assert report.agents["greedy"]["wins"] == report.agents["counting"]["wins"] == 100
+    assert report.head_to_head("greedy", "counting")["rate"] == 0.5
+
+
+def test_interval_covers_the_true_rate_of_random_against_random():
+    # "random" and "random:" are the same bot with other seeds: the true rate is 1/2.
+    report = evaluate(["random", "random:"], ROUND, deals=300, seed=4)
+    low, high = report.agents["random"]["ci95"]
+    assert low < 0.5 < high
+    low, high = report.head_to_head("random", "random:")["ci95"]
+    assert low < 0.5 < high
+
+
+def test_wilson_interval_has_its_coverage():
+    rng = np.random.default_rng(0)
+    for p, n in ((0.5, 200), (0.1, 100), (0.8, 50)):
+        wins = rng.binomial(n, p, size=4000)
+        cover = np.mean([lo <= p <= hi for lo, hi in (wilson_interval(w, n) for w in wins)])
+        assert 0.93 < cover < 0.97, (p, n, cover)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    low, high = wilson_interval(10, 10)
+    assert high == 1.0 and 0.6 < low < 0.75
+
+
+def test_report_figures_add_up():
+    report = evaluate(["greedy", "random", "counting"], Rules(num_players=4, episode="round"),
+                      games=40, seed=2)
+    # 3 line-ups (one spec doubled each) x 4 rotations = 12 games per deal; 40 -> 4 deals.
+    assert report.deals == 4 and report.games == 48
+    data = report.to_json()
+    assert data["games_per_deal"] == 12 and data["deals"] == 4 and data["par"] == 0.25
+    seats = sum(a["games"] for a in data["agents"].values())
+    assert seats == 4 * 48
+    wins = sum(a["wins"] for a in data["agents"].values())
+    assert wins == pytest.approx(48 - data["summary"]["truncated"])
+    for spec, a in data["agents"].items():
+        assert a["win_rate"] == pytest.approx(a["wins"] / a["games"])
+        assert a["ci95"][0] <= a["win_rate"] <= a["ci95"][1]
+        assert 1 <= a["mean_placing"] <= 4
+        assert set(a["rating"]) == {"mu", "sigma", "conservative"}, spec
+    for name, pair in data["pairs"].items():
+        back = data["pairs"][f"{pair['opponent']} vs {pair['agent']}"]
+        assert pair["rate"] + back["rate"] == pytest.approx(1.0), name
+        assert pair["comparisons"] == back["comparisons"]
+    assert sum(s["games"] for s in data["seats"]) == 4 * 48
+    assert data["summary"]["mean_rounds"] == 1.0 and data["summary"]["mean_turns"] > 4
+    assert data["agents"]["greedy"]["rating"]["mu"] > data["agents"]["random"]["rating"]["mu"]
+    json.dumps(data)  # plain JSON
+
+
+def test_workers_do_not_change_the_numbers():
+    args = (["greedy", "random", "counting"], Rules(num_players=3, episode="round"))
+    one = evaluate(*args, deals=12, seed=9, workers=1).to_json()
+    two = evaluate(*args, deals=12, seed=9, workers=2, chunk=2).to_json()
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+    other = evaluate(*args, deals=12, seed=10, workers=1).to_json()
+    assert other["agents"] != one["agents"]
+
+
+def test_whole_games_and_progress():
+    seen = []
+    report = evaluate(["greedy", "random"], Rules(), games=6, seed=1, progress=seen.append,
+                      chunk=1)
+    assert report.games == 6 and seen == [2, 4, 6]
+    assert report.summary["mean_rounds"] > 5  # whole games: many deals each
+    assert report.head_to_head("greedy", "random")["rate"] > 0.5
+
+
+class Illegal(Agent):
+    name = "illegal"
+
+    def act(self, observation, mask, view) -> int:
+        return int(np.flatnonzero(mask == 0)[0])
+
+
+def test_an_illegal_action_is_an_error_naming_the_agent():
+    # Seat 0's first draw is forced (empty discard pile): seat 1 decides first.
+    message = "agent 'illegal' at seat 1 chose illegal action 0 at a DRAW"
+    with pytest.raises(ValueError, match=message):
+        play_game(ROUND, [Illegal(), Illegal()], seed=0, first_player=0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(agent_specs=["greedy", "nope"]), "unknown agent 'nope'"),
+        (dict(agent_specs=["greedy", "greedy"]), "each spec once"),
+        (dict(agent_specs=["greedy"], games=0), "games must be an integer 1 or more"),
+        (dict(agent_specs=["greedy"], workers=0), "workers must be an integer 1 or more"),
+        (dict(agent_specs=["greedy"], seed=-1), "seed must be an integer 0 or more"),
+        (dict(agent_specs=["greedy"], deals=0), "deals must be an integer 1 or more"),
+        (dict(agent_specs=["greedy"], seatings="all"), "seatings must be one of"),
+    ],
+)
+def test_evaluate_errors_are_clear(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        evaluate(**kwargs)
+
+
+def test_cli_writes_json_csv_png(tmp_path, capsys):
+    out = tmp_path / "r"
+    code = cli.main(["--agents", "greedy", "random", "--games", "8", "--episode", "round",
+                     "--wilds", "kings", "--jokers", "--seed", "3", "--no-progress",
+                     "--json", f"{out}.json", "--csv", f"{out}.csv", "--png", f"{out}.png"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "4 deals x 2 games per deal = 8 games" in text and "greedy" in text
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["rules"]["wilds"] == "kings" and data["rules"]["jokers"] is True
+    assert data["games"] == 8 and data["seed"] == 3
+    for spec in ("greedy", "random"):
+        assert {"games", "wins", "win_rate", "ci95"} <= set(data["agents"][spec])
+        assert len(data["agents"][spec]["ci95"]) == 2
+    rows = list(csv.DictReader(open(tmp_path / "r.csv")))
+    assert [r["kind"] for r in rows] == ["agent", "agent", "pair", "pair"]
+    assert float(rows[0]["rate"]) == pytest.approx(data["agents"]["greedy"]["win_rate"])
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--agents", "greedy", "bogus:x=1"], "unknown agent 'bogus'"),
+        (["--agents", "search:rollouts=x"], "option rollouts must be int"),
+        (["--agents", "greedy", "--players", "9"], "num_players must be an integer from 2 to 6"),
+        (["--agents", "greedy", "--free-draws", "3"], "free_draws=3 needs num_players=2"),
+    ],
+)
+def test_cli_errors_exit_2_with_the_reason(argv, message, capsys):
+    assert cli.main([*argv, "--no-progress"]) == 2
+    assert message in capsys.readouterr().err
