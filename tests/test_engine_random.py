@@ -28,7 +28,7 @@ from trash_env.engine import (
 from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
 
 CHUNKS = 12
-GAMES_PER_CHUNK = 250
+GAMES_PER_CHUNK = 200
 
 
 def _check_decision(g: Game) -> None:
