@@ -462,17 +462,29 @@ sys.path.insert(0, {root!r})
 sys.path.insert(0, {bench!r})
 from run import run_evaluation
 
+def peak_kib():
+    # VmHWM: this address space's peak. ru_maxrss would survive exec and report the size
+    # of the benchmark process this child was forked from (torch loaded by then).
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 if __name__ == "__main__":
     run_evaluation({games}, {workers}, 0)
-    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(self_kb, child_kb)
+    print(peak_kib(), child_kb)
 """
 
 
 def evaluation_peak(games: int, workers: int) -> dict:
-    """Peak RSS (ru_maxrss) of a child process running a ``games``-game evaluation, and of the
-    largest of its worker processes."""
+    """Peak RSS of a child process running a ``games``-game evaluation (VmHWM, or ru_maxrss
+    off Linux), and of the largest of its worker processes (ru_maxrss of its children)."""
     import tempfile
 
     code = _PEAK_CHILD.format(
@@ -519,7 +531,7 @@ def section_memory(args, log) -> dict:
                 "unit": "bytes",
                 "values": [peak["self_bytes"]],
                 "median": peak["self_bytes"],
-                "note": f"ru_maxrss of the child (workers={args.workers}); largest worker "
+                "note": f"peak RSS of the child (workers={args.workers}); largest worker "
                 f"{peak['worker_bytes'] / 2**20:.0f} MiB; {peak['seconds']:.0f} s"
                 + (" (--quick)" if args.quick else ""),
             }
