@@ -35,7 +35,8 @@ VARIANTS = [
     dict(num_players=2, wilds="none", losers_reveal=True, free_draws=3, call_trash=True),
     dict(num_players=3, start_size=4, max_deals=3, call_trash=True),
 ]
-BOTS = ["random", "greedy", "counting", "search:rollouts=4"]
+BOTS = ["random", "greedy", "counting", "search:rollouts=4",
+        "search:rollouts=2,horizon=game,policy=counting"]
 
 
 class Checked(Agent):
