@@ -1,8 +1,8 @@
 """Train a Trash agent with MaskablePPO against bots and frozen snapshots of itself.
 
-    python train.py                       # the default run: ~5 minutes on 2 cores
-    python train.py --timesteps 3000000 --episode round --opponents greedy counting self \
-        --out runs/long/model.zip
+    python train.py                       # the default run: a few minutes on 2 cores
+    python train.py --episode round --timesteps 3000000 --out runs/long/model.zip
+    python train.py --imitate none --lr 3e-4 --ent-coef 0.01   # pure RL from a random policy
 
 Why it is built this way:
 
@@ -12,6 +12,10 @@ Why it is built this way:
   snapshots of the learner, saved every ``--snapshot-every`` steps and pushed to every env
   (``set_opponents``), played by sampling from their masked policy (varied opponents).
 - MaskablePPO always sees the action mask, so every action is legal.
+- Warm start (``--imitate greedy``, the default): the reward is a +-1 result decided mostly by
+  the luck of the deal, so PPO from a random policy needs millions of steps to discover even
+  "take the discard when it fits". Fitting the actor to a bot's moves first (and the critic to
+  the results) starts PPO from the bot's level; PPO then optimises the unchanged zero-sum reward.
 - Rewards are the zero-sum result of the episode. In whole-game episodes (the default rules)
   ``--round-rewards`` (on by default there) also pays every deal its zero-sum result, as the
   AEC env's ``round_rewards`` does: the same game, with the outcome of each deal visible.
@@ -74,24 +78,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="duplicate deals per periodic evaluation (default: 300)")
     add("--final-deals", type=int, default=1000, metavar="N",
         help="duplicate deals per opponent in the final evaluation (default: 1000)")
-    add("--imitate", default=None, metavar="SPEC",
-        help="warm start: before PPO, fit the policy to this bot's moves (e.g. counting) and "
-        "the critic to the results; PPO then trains on the zero-sum reward as usual")
-    add("--imitate-samples", type=int, default=200_000, metavar="N",
-        help="decisions of the teacher to fit (default: 200000)")
-    add("--imitate-epochs", type=int, default=3, metavar="N",
-        help="passes over them (default: 3)")
+    add("--imitate", default="greedy", metavar="SPEC",
+        help="warm start: before PPO, fit the policy to this bot's moves and the critic to "
+        "the results; PPO then trains on the zero-sum reward as usual; none for pure RL "
+        "from a random policy (default: greedy)")
+    add("--imitate-samples", type=int, default=100_000, metavar="N",
+        help="decisions of the teacher to fit (default: 100000)")
+    add("--imitate-epochs", type=int, default=10, metavar="N",
+        help="passes over them (default: 10)")
     add("--workers", type=int, default=2,
         help="processes for the final evaluation (default: 2)")
     add("--round-rewards", action=argparse.BooleanOptionalAction, default=None,
         help="pay every deal's zero-sum result too (default: on for whole-game episodes)")
     add("--net", default="128,128", help="hidden layer sizes of the MLP (default: 128,128)")
-    add("--lr", type=float, default=3e-4, help="learning rate (default: 3e-4)")
+    add("--lr", type=float, default=1e-4,
+        help="learning rate (default: 1e-4; 3e-4 suits --imitate none)")
     add("--n-steps", type=int, default=512, help="rollout steps per env (default: 512)")
     add("--batch-size", type=int, default=256, help="minibatch size (default: 256)")
     add("--epochs", type=int, default=5, help="PPO epochs per rollout (default: 5)")
     add("--gamma", type=float, default=0.995, help="discount (default: 0.995)")
-    add("--ent-coef", type=float, default=0.01, help="entropy bonus (default: 0.01)")
+    add("--ent-coef", type=float, default=0.001,
+        help="entropy bonus (default: 0.001; 0.01 suits --imitate none)")
     add("--threads", type=int, default=1, help="torch threads (default: 1)")
     add("--no-progress", action="store_true", help="no progress bar")
     rules = parser.add_argument_group("rules options (RULES.md; defaults: the standard game)")
@@ -143,9 +150,11 @@ def check_args(args: argparse.Namespace) -> None:
         raise ValueError(f"--workers must be 1 or more, got {args.workers}")
     from agents.base import make_agent
 
-    for spec in args.opponents:
+    for spec in args.opponents + ([args.imitate] if args.imitate != "none" else []):
         if spec != "self":
             make_agent(spec, seed=0)  # an unknown bot or option fails before any training
+    if args.imitate_samples < 1 or args.imitate_epochs < 1:
+        raise ValueError("--imitate-samples and --imitate-epochs must be 1 or more")
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -168,10 +177,11 @@ def evaluate_policy_vs(model_path: Path, opponent: str, deals: int, seed: int,
 
 
 def collect_demonstrations(teacher: str, samples: int, opponents: list[str], seed: int,
-                           rules: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+                           rules: dict[str, Any], round_rewards: bool = False,
+                           gamma: float = 1.0) -> tuple[Any, Any, Any, Any]:
     """``samples`` learner decisions of the ``teacher`` bot in the solo env against the bot
-    ``opponents``: observations, masks, the teacher's actions and the final reward of each
-    decision's episode (the critic's Monte-Carlo target)."""
+    ``opponents``: observations, masks, the teacher's actions and each decision's discounted
+    return (the critic's Monte-Carlo target)."""
     import numpy as np
 
     from agents.base import make_agent
@@ -179,36 +189,43 @@ def collect_demonstrations(teacher: str, samples: int, opponents: list[str], see
     from trash_env.view import PublicView
 
     bot = make_agent(teacher, seed=seed)
-    env = TrashSoloEnv(opponents=opponents or ["random"], illegal="raise", **rules)
+    env = TrashSoloEnv(opponents=opponents or ["random"], illegal="raise",
+                       round_rewards=round_rewards, **rules)
     obs_list, masks, actions, returns = [], [], [], []
+    rewards: list[float] = []
     obs, _ = env.reset(seed=seed)
-    start = 0
-    while len(actions) < samples:
+    while True:
         mask = env.action_masks()
         action = int(bot.act(obs, mask.astype(np.int8), PublicView(env.game, env.seat)))
         obs_list.append(obs)
         masks.append(mask)
         actions.append(action)
         obs, reward, terminated, truncated, _ = env.step(action)
+        rewards.append(float(reward))
         if terminated or truncated:
-            final = float(reward)
-            returns += [final] * (len(actions) - start)  # round episodes: the result
-            start = len(actions)
+            to_go, tail = [], 0.0
+            for r in reversed(rewards):
+                tail = r + gamma * tail
+                to_go.append(tail)
+            returns += to_go[::-1]
+            rewards = []
+            if len(actions) >= samples:
+                break
             obs, _ = env.reset()
-    returns += [0.0] * (len(actions) - start)
     return (np.array(obs_list, np.float32), np.array(masks, bool), np.array(actions),
             np.array(returns, np.float32))
 
 
 def imitate(model: Any, teacher: str, samples: int, epochs: int, seed: int,
-            opponents: list[str], rules: dict[str, Any]) -> dict[str, float]:
+            opponents: list[str], rules: dict[str, Any], round_rewards: bool = False,
+            gamma: float = 1.0) -> dict[str, float]:
     """Warm start: fit the actor to the teacher's moves (masked cross-entropy) and the critic
     to the episode results, before PPO. The reward PPO then optimises is unchanged."""
     import numpy as np
     import torch
 
     obs, masks, actions, returns = collect_demonstrations(teacher, samples, opponents, seed,
-                                                          rules)
+                                                          rules, round_rewards, gamma)
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
     rng = np.random.default_rng(seed)
@@ -350,7 +367,7 @@ class Run:
             "opponents": self.args.opponents,
             "round_rewards": self.args.round_rewards,
             "net_arch": self.args.net_arch,
-            "imitate": self.args.imitate,
+            "imitate": None if self.args.imitate == "none" else self.args.imitate,
             **({"imitation": self.imitation} if self.imitation else {}),
         }
 
@@ -521,15 +538,18 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         run.snapshots = [str(args.resume)] if run.self_play else []
     run.venv = run.make_venv()
     model = run.make_model()
-    if args.imitate and args.resume is None:
+    if args.imitate != "none" and args.resume is None:
         run.imitation = imitate(model, args.imitate, args.imitate_samples, args.imitate_epochs,
-                                args.seed, run.bots, run.rules)
+                                args.seed, run.bots, run.rules, args.round_rewards,
+                                args.gamma)
     if not run.snapshots and run.self_play:
         run.add_snapshot(model)  # the self-play pool starts with the untrained policy
     remaining = args.timesteps - run.start_steps
     print(f"training {remaining} steps ({run.start_steps} done) on {args.envs} {args.vec} envs, "
           f"opponents {' '.join(args.opponents)}, rules {run.rules or 'standard'}", flush=True)
     monitor = TrainingMonitor(run)
+    if run.imitation and args.eval_every:
+        run.log_row(model, monitor, evaluate=True)  # the warm start's level, at step 0
     callbacks = [monitor] if args.no_progress else [monitor, ProgressBar(run.start_steps,
                                                                          args.timesteps)]
     if remaining > 0:
@@ -561,7 +581,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 
     info["timesteps"] = int(model.num_timesteps)
     write_sidecar(args.out, info)
-    png = plot_curve(run.csv_path, run.png_path, f"{run.stem}: {run.num_players} players")
+    png = plot_curve(run.csv_path, run.png_path,
+                     f"{run.stem}: {run.num_players} players, {run.rules_obj.episode} episodes")
     print(f"saved {args.out} (+ {args.out.with_suffix('.json').name}); log {run.csv_path}"
           + (f"; curve {png}" if png else "") + f"; {throughput:.0f} steps/s", flush=True)
     return json.loads(args.out.with_suffix(".json").read_text())
