@@ -201,3 +201,12 @@ def test_cli_writes_json_csv_png(tmp_path, capsys):
 def test_cli_errors_exit_2_with_the_reason(argv, message, capsys):
     assert cli.main([*argv, "--no-progress"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_permutation_seatings_play_every_seat_order():
+    report = evaluate(["greedy", "counting", "random"], Rules(num_players=3, episode="round"),
+                      deals=2, seatings="permutations")
+    assert report.games == 12 and report.to_json()["games_per_deal"] == 6
+    orders = {res.seats for res in report.results if res.deal == 0}
+    assert len(orders) == 6
+    assert all(a["games"] == 12 for a in report.agents.values())
