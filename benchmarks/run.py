@@ -141,11 +141,13 @@ def spiel_loop(name: str, seconds: float, seed: int, tensor: bool) -> float:
             return steps / elapsed
 
 
-def engine_loop(seconds: float, seed: int) -> float:
+def engine_loop(seconds: float, seed: int, game_class: type | None = None) -> float:
     """Decisions/s of the rules engine alone: random legal choices, no observations, a new
     ``Game`` per game (same chooser as the pyspiel engine-only loop)."""
     from trash_env.engine import Game
     from trash_env.rules import Rules
+
+    Game = game_class or Game  # noqa: N806 - benchmarks/compare.py passes another version
 
     rules = Rules()
     uniform = random.Random(seed).random
