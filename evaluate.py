@@ -36,10 +36,24 @@ def _count(text: str) -> int:
     return value
 
 
+def _option_docs() -> dict[str, str]:
+    """Each rules option's sentence, from the ``Attributes:`` list of the Rules docstring."""
+    docs: dict[str, str] = {}
+    name = None
+    for line in (Rules.__doc__ or "").split("Attributes:")[-1].splitlines():
+        head, colon, text = line.strip().partition(": ")
+        if colon and head.isidentifier() and line.startswith(" " * 8 + head):
+            name = head
+            docs[name] = text
+        elif name and line.strip():
+            docs[name] += " " + line.strip()
+    return {k: v.replace("``", "").replace('"', "").replace("%", "%%") for k, v in docs.items()}
+
+
 def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     """One flag per Rules field (defaults: the standard game); read back with rules_options."""
     group = parser.add_argument_group("rules options (RULES.md; defaults: the standard game)")
-    defaults = Rules()
+    defaults, docs = Rules(), _option_docs()
     for f in fields(Rules):
         flags = _FLAG_NAMES.get(f.name, ["--" + f.name.replace("_", "-")])
         default = getattr(defaults, f.name)
@@ -54,6 +68,7 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
             kwargs["type"] = int
             kwargs["metavar"] = "N"
             kwargs["help"] = f"(default: {'not set' if default is None else default})"
+        kwargs["help"] = f"{docs.get(f.name, f.name)} {kwargs['help']}"
         group.add_argument(*flags, **kwargs)
 
 
