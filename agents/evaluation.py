@@ -301,9 +301,10 @@ class Report:
             a = self.agents[spec]
             lo, hi = a["ci95"]
             rating = a["rating"]
+            placing = "-" if a["mean_placing"] is None else f"{a['mean_placing']:.2f}"
             lines.append(
                 f"{spec:<{width}}  {a['games']:>7}  {a['wins']:>9.1f}  {a['win_rate']:>8.3f}  "
-                f"[{lo:.3f}, {hi:.3f}]  {a['mean_placing']:>7.2f}  "
+                f"[{lo:.3f}, {hi:.3f}]  {placing:>7}  "
                 f"{rating['mu']:>6.2f}+-{rating['sigma']:.2f}"
             )
         if self.pairs:
@@ -469,7 +470,9 @@ def _trueskill(report: Report) -> dict[str, dict]:
 def check_specs(specs: Sequence[str]) -> None:
     """Build every spec once so that a bad one fails before any game (clear ValueError)."""
     for spec in specs:
-        parse_spec(spec)
+        if parse_spec(spec)[0] == "human":
+            raise ValueError("agents: 'human' cannot sit in a tournament; use python -m "
+                             "trash_env.play to play against the bots")
         make_agent(spec, seed=0)
 
 

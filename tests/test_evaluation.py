@@ -162,6 +162,7 @@ def test_an_illegal_action_is_an_error_naming_the_agent():
         (dict(agent_specs=["greedy"], seed=-1), "seed must be an integer 0 or more"),
         (dict(agent_specs=["greedy"], deals=0), "deals must be an integer 1 or more"),
         (dict(agent_specs=["greedy"], seatings="all"), "seatings must be one of"),
+        (dict(agent_specs=["greedy", "human"]), "'human' cannot sit in a tournament"),
     ],
 )
 def test_evaluate_errors_are_clear(kwargs, message):
@@ -210,3 +211,11 @@ def test_permutation_seatings_play_every_seat_order():
     orders = {res.seats for res in report.results if res.deal == 0}
     assert len(orders) == 6
     assert all(a["games"] == 12 for a in report.agents.values())
+
+
+def test_truncated_games_count_as_games_without_wins():
+    report = evaluate(["greedy", "random"], Rules(max_turns=5), deals=3)
+    assert report.summary["truncated"] == report.games == 6
+    assert all(a["wins"] == 0 and a["mean_placing"] is None for a in report.agents.values())
+    assert report.head_to_head("greedy", "random")["rate"] == 0.5
+    assert "truncated 6" in report.table()
