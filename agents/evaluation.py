@@ -40,6 +40,7 @@ import itertools
 import json
 import math
 import multiprocessing
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,7 +189,12 @@ class _Table:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(rules: Rules, plan: list[list[tuple[str, ...]]], seed: int) -> None:
+def _init_worker(
+    rules: Rules, plan: list[list[tuple[str, ...]]], seed: int, pool: bool = False
+) -> None:
+    if pool:  # one thread per worker process: a trained policy's torch must not oversubscribe
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        os.environ.setdefault("MKL_NUM_THREADS", "1")
     _WORKER.update(rules=rules, plan=plan, seed=seed, table=_Table())
 
 
@@ -534,7 +540,9 @@ def evaluate(
             pool = None
         else:
             context = multiprocessing.get_context("spawn")
-            pool = context.Pool(workers, initializer=_init_worker, initargs=(rules, plan, seed))
+            pool = context.Pool(
+                workers, initializer=_init_worker, initargs=(rules, plan, seed, True)
+            )
             stream = pool.imap(_play_deals, tasks)
         try:
             for part in stream:
