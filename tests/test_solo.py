@@ -168,6 +168,10 @@ def test_opponent_pool_mixes_specs_and_agents_per_episode():
     for seed in range(10):
         play_random(env, seed)
     assert recorder.moves > 0
+    # Two seats drawing one spec get two agents (agents may keep state within a game).
+    three = TrashSoloEnv(num_players=3, seat=0, opponents=["greedy"])
+    three.reset(seed=0)
+    assert three.table[1] is not three.table[2]
     env.set_opponents("random")
     env.reset(seed=0)
     assert isinstance(env.table[1 - env.seat], RandomAgent)
@@ -227,6 +231,8 @@ def test_clear_errors_for_bad_options():
         TrashSoloEnv(illegal="ignore")
     with pytest.raises(ValueError, match="reset options"):
         TrashSoloEnv().reset(options={"seats": 1})
+    with pytest.raises(ValueError, match="seat must be"):
+        TrashSoloEnv().reset(options={"seat": 2})
     with pytest.raises(RuntimeError, match="reset"):
         TrashSoloEnv().step(DRAW_STOCK)
 

@@ -104,32 +104,40 @@ class TrashSoloEnv(gym.Env):
 
     def set_opponents(self, opponents: Sequence[OpponentEntry] | str) -> None:
         """Replace the opponent pool from the next episode on (``VecEnv.env_method`` calls this
-        to refresh a self-play pool). Spec strings are built once and cached by spec."""
+        to refresh a self-play pool). A spec is built once per seat that draws it (agents may
+        keep state within a game) and cached; Agent objects are used as given."""
         if isinstance(opponents, str):
             opponents = [opponents]
         pool = list(opponents)
         if not pool:
             raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
-        from agents.base import Agent, make_agent
+        from agents.base import Agent
 
-        built = []
         for entry in pool:
-            if isinstance(entry, str):
-                if entry not in self._agent_cache:
-                    seed = int(self._rng.integers(2**63))
-                    self._agent_cache[entry] = make_agent(entry, seed=seed)
-                built.append(self._agent_cache[entry])
-            elif isinstance(entry, Agent):
-                built.append(entry)
-            else:
+            if not isinstance(entry, (str, Agent)):
                 raise ValueError(
                     f"opponents entries must be agent spec strings or Agent objects, got {entry!r}"
                 )
         # Drop cached specs no longer in the pool (old self-play snapshots hold a network each).
         keep = {entry for entry in pool if isinstance(entry, str)}
-        self._agent_cache = {k: v for k, v in self._agent_cache.items() if k in keep}
+        self._agent_cache = {k: v for k, v in self._agent_cache.items() if k[0] in keep}
+        for entry in keep:  # an unknown spec fails here, not at the next reset
+            self._seat_agent(entry, 1)
         self.opponent_specs = [e if isinstance(e, str) else repr(e) for e in pool]
-        self._pool = built
+        self._pool = pool
+
+    def _seat_agent(self, entry: OpponentEntry, seat: int) -> Any:
+        if not isinstance(entry, str):
+            return entry
+        key = (entry, seat)
+        agent = self._agent_cache.get(key)
+        if agent is None:
+            from agents.base import make_agent
+
+            # Seed 0: every episode's reset() reseeds it from the env's generator anyway, and
+            # building it must not draw from that generator (the deals would depend on it).
+            agent = self._agent_cache[key] = make_agent(entry, seed=0)
+        return agent
 
     # ------------------------------------------------------------------ Gymnasium API
 
@@ -142,17 +150,23 @@ class TrashSoloEnv(gym.Env):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         seat = self.seat_option
+        n = self.rules.num_players
         if options:
             unknown = sorted(set(options) - {"seat"})
             if unknown:
                 raise ValueError(f"reset options: unknown {', '.join(unknown)}; allowed: seat")
             seat = options.get("seat", seat)
-        n = self.rules.num_players
+            if seat is not None and (
+                isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
+            ):
+                raise ValueError(f"reset options: seat must be None or 0 to {n - 1}, got {seat!r}")
         rng = self._rng
         for _ in range(MAX_REDEALS):
             self.seat = int(rng.integers(n)) if seat is None else int(seat)
             self.table = [
-                None if p == self.seat else self._pool[int(rng.integers(len(self._pool)))]
+                None
+                if p == self.seat
+                else self._seat_agent(self._pool[int(rng.integers(len(self._pool)))], p)
                 for p in range(n)
             ]
             for agent in self.table:
