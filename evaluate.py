@@ -13,67 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import fields
 
 from agents.evaluation import SEATINGS, evaluate
-from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
-
-_FLAG_NAMES = {
-    "num_players": ["--players", "--num-players"],
-    "num_decks": ["--decks", "--num-decks"],
-}
-_CHOICES = {"wilds": WILDS, "first_player": FIRST_PLAYER, "reshuffle": RESHUFFLE,
-            "episode": EPISODE}
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number 0 or more, got {text!r}")
-    return value
-
-
-def _option_docs() -> dict[str, str]:
-    """Each rules option's sentence, from the ``Attributes:`` list of the Rules docstring."""
-    docs: dict[str, str] = {}
-    name = None
-    for line in (Rules.__doc__ or "").split("Attributes:")[-1].splitlines():
-        head, colon, text = line.strip().partition(": ")
-        if colon and head.isidentifier() and line.startswith(" " * 8 + head):
-            name = head
-            docs[name] = text
-        elif name and line.strip():
-            docs[name] += " " + line.strip()
-    return {k: v.replace("``", "").replace('"', "").replace("%", "%%") for k, v in docs.items()}
-
-
-def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
-    """One flag per Rules field (defaults: the standard game); read back with rules_options."""
-    group = parser.add_argument_group("rules options (RULES.md; defaults: the standard game)")
-    defaults, docs = Rules(), _option_docs()
-    for f in fields(Rules):
-        flags = _FLAG_NAMES.get(f.name, ["--" + f.name.replace("_", "-")])
-        default = getattr(defaults, f.name)
-        kwargs: dict = {"dest": f.name, "default": argparse.SUPPRESS}
-        if isinstance(default, bool):
-            kwargs["action"] = argparse.BooleanOptionalAction
-            kwargs["help"] = f"(default: {'on' if default else 'off'})"
-        elif f.name in _CHOICES:
-            kwargs["choices"] = _CHOICES[f.name]
-            kwargs["help"] = f"(default: {default})"
-        else:
-            kwargs["type"] = int
-            kwargs["metavar"] = "N"
-            kwargs["help"] = f"(default: {'not set' if default is None else default})"
-        kwargs["help"] = f"{docs.get(f.name, f.name)} {kwargs['help']}"
-        group.add_argument(*flags, **kwargs)
-
-
-def rules_options(args: argparse.Namespace) -> dict:
-    return {f.name: getattr(args, f.name) for f in fields(Rules) if hasattr(args, f.name)}
+from trash_env.cli import add_rules_arguments, rules_options, whole_number
+from trash_env.rules import Rules
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,12 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="agent specs (greedy, counting, random, search:rollouts=50, "
                         "PATH.zip); fewer than --players: every multiset with each present; "
                         "more: every combination of --players of them")
-    parser.add_argument("--games", type=_count, default=1000,
+    parser.add_argument("--games", type=whole_number, default=1000,
                         help="games wanted, rounded up to whole duplicate deals (default: 1000)")
-    parser.add_argument("--deals", type=_count, default=None,
+    parser.add_argument("--deals", type=whole_number, default=None,
                         help="number of duplicate deals instead of --games")
-    parser.add_argument("--seed", type=_count, default=0, help="master seed (default: 0)")
-    parser.add_argument("--workers", type=_count, default=1,
+    parser.add_argument("--seed", type=whole_number, default=0, help="master seed (default: 0)")
+    parser.add_argument("--workers", type=whole_number, default=1,
                         help="processes; the numbers do not depend on it (default: 1)")
     parser.add_argument("--seatings", choices=SEATINGS, default="rotations",
                         help="seat orders per line-up (default: rotations)")

@@ -33,7 +33,6 @@ import json
 import math
 import sys
 import time
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +43,7 @@ DEFAULT_OUT = Path("runs/default/model.zip")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from trash_env.play import _CHOICES, _option_docs
-    from trash_env.rules import Rules
+    from trash_env.cli import add_rules_arguments
 
     parser = argparse.ArgumentParser(
         prog="python train.py",
@@ -101,31 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="entropy bonus (default: 0.001; 0.01 suits --imitate none)")
     add("--threads", type=int, default=1, help="torch threads (default: 1)")
     add("--no-progress", action="store_true", help="no progress bar")
-    rules = parser.add_argument_group("rules options (RULES.md; defaults: the standard game)")
-    defaults, docs = Rules(), _option_docs()
-    for field in fields(Rules):
-        flags = {"num_players": ["--players", "--num-players"],
-                 "num_decks": ["--decks", "--num-decks"]}.get(
-            field.name, ["--" + field.name.replace("_", "-")])
-        default = getattr(defaults, field.name)
-        kwargs: dict = {"dest": field.name, "default": argparse.SUPPRESS}
-        if isinstance(default, bool):
-            kwargs["action"] = argparse.BooleanOptionalAction
-        elif field.name in _CHOICES:
-            kwargs["choices"] = _CHOICES[field.name]
-        elif not isinstance(default, str):
-            kwargs["type"] = int
-            kwargs["metavar"] = "N"
-        shown = "not set" if default is None else default
-        kwargs["help"] = f"{docs.get(field.name, field.name)} (default: {shown})"
-        rules.add_argument(*flags, **kwargs)
+    add_rules_arguments(parser)
     return parser
-
-
-def rules_options(args: argparse.Namespace) -> dict[str, Any]:
-    from trash_env.rules import Rules
-
-    return {f.name: getattr(args, f.name) for f in fields(Rules) if hasattr(args, f.name)}
 
 
 def check_args(args: argparse.Namespace) -> None:
@@ -333,9 +308,11 @@ class Run:
     """One training run: its paths, envs, model and log."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        from trash_env.cli import rules_options
+        from trash_env.rules import Rules
+
         self.args = args
         self.rules = rules_options(args)
-        from trash_env.rules import Rules
 
         self.rules_obj = Rules.from_options(**self.rules)
         self.num_players = self.rules_obj.num_players

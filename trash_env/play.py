@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import secrets
 import sys
 from collections.abc import Sequence
-from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
@@ -28,48 +26,15 @@ import numpy as np
 from agents.base import Agent, make_agent, parse_spec
 from agents.human import CELL, ROW, HumanAgent, HumanQuit, cell, describe, seat_names
 from trash_env.cards import NUM_SLOTS, card_short
+from trash_env.cli import add_rules_arguments, rules_options, whole_number
 from trash_env.engine import ABSENT, CALL_TRASH, DOWN, NATURAL, WILD_UP, Decision, Event, Game
 from trash_env.observation import action_mask, encode_observation
-from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
+from trash_env.rules import Rules
 from trash_env.view import PublicView
 
 LOG_FORMAT = "trash_env.play/1"
 DEFAULT_LOG_DIR = Path.home() / ".trash_env" / "games"
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPT = 0, 2, 130
-
-# Flag names people type; every other rules option is its field name with dashes.
-_FLAG_NAMES = {
-    "num_players": ["--players", "--num-players"],
-    "num_decks": ["--decks", "--num-decks"],
-}
-_CHOICES = {"wilds": WILDS, "first_player": FIRST_PLAYER, "reshuffle": RESHUFFLE,
-            "episode": EPISODE}
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number 0 or more, got {text!r}")
-    return value
-
-
-def _option_docs() -> dict[str, str]:
-    """Each rules option's sentence from the ``Attributes:`` list of the Rules docstring."""
-    docs: dict[str, str] = {}
-    name = None
-    for line in (Rules.__doc__ or "").split("Attributes:")[-1].splitlines():
-        head, colon, text = line.strip().partition(": ")
-        if colon and head.isidentifier() and line.startswith(" " * 8 + head):
-            name = head
-            docs[name] = text
-        elif name and line.strip():
-            docs[name] += " " + line.strip()
-    plain = {key: re.sub(r'``"?([^`"]*)"?``', r"\1", value) for key, value in docs.items()}
-    return {key: value.replace("%", "%%") for key, value in plain.items()}
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -86,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seat", type=int, default=1,
                         help="your seat, counted from 1 in turn order (default: 1)")
-    parser.add_argument("--seed", type=_seed, default=None,
+    parser.add_argument("--seed", type=whole_number, default=None,
                         help="seed of the deals and the bots (default: a fresh one, printed)")
     parser.add_argument("--log", type=Path, default=None, metavar="FILE",
                         help=f"write the game log here (default: {DEFAULT_LOG_DIR}/<time>.json)")
@@ -95,33 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the events of a logged game again, and exit")
     parser.add_argument("--no-pause", action="store_true",
                         help="with --replay: do not wait for Enter between deals")
-    rules = parser.add_argument_group("rules options (RULES.md; defaults: the standard game)")
-    defaults, docs = Rules(), _option_docs()
-    for field in fields(Rules):
-        flags = _FLAG_NAMES.get(field.name, ["--" + field.name.replace("_", "-")])
-        default = getattr(defaults, field.name)
-        kwargs: dict = {"dest": field.name, "default": argparse.SUPPRESS}
-        if isinstance(default, bool):
-            kwargs["action"] = argparse.BooleanOptionalAction
-            kwargs["help"] = f"(default: {'on' if default else 'off'})"
-        elif field.name in _CHOICES:
-            kwargs["choices"] = _CHOICES[field.name]
-            kwargs["help"] = f"(default: {default})"
-        elif isinstance(default, str):
-            kwargs["help"] = f"(default: {default})"
-        else:  # int, or None meaning "automatic"/"off"
-            kwargs["type"] = int
-            kwargs["metavar"] = "N"
-            kwargs["help"] = f"(default: {'not set' if default is None else default})"
-        if field.name == "num_players":
-            kwargs["help"] = "(default: you and one seat per --opponents spec)"
-        kwargs["help"] = f"{docs.get(field.name, field.name)} {kwargs['help']}"
-        rules.add_argument(*flags, **kwargs)
+    add_rules_arguments(
+        parser, {"num_players": "(default: you and one seat per --opponents spec)"}
+    )
     return parser
-
-
-def _rules_options(args: argparse.Namespace) -> dict:
-    return {f.name: getattr(args, f.name) for f in fields(Rules) if hasattr(args, f.name)}
 
 
 def _bot_label(spec: str) -> str:
@@ -423,7 +365,7 @@ def main(
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
     seat = args.seat - 1
     try:
-        options = _rules_options(args)
+        options = rules_options(args)
         specs = seat_specs(args.opponents, options.get("num_players"), seat)
         options["num_players"] = len(specs)
         try:
