@@ -144,3 +144,20 @@ def test_stacked_deal_with_a_wrong_multiset_raises():
 def test_first_player_out_of_range_raises():
     with pytest.raises(ValueError, match="first_player must be 0 to 1"):
         Game(Rules(), seed=0, first_player=2)
+
+
+def test_numpy_integers_are_accepted_and_stored_as_plain_ints():
+    import numpy as np
+
+    rules = Rules(num_players=np.int64(3), start_size=np.int32(7), max_deals=np.int64(4))
+    assert (rules.num_players, rules.start_size, rules.max_deals) == (3, 7, 4)
+    assert all(type(v) is int for v in (rules.num_players, rules.start_size, rules.max_deals))
+    assert rules == Rules(num_players=3, start_size=7, max_deals=4)
+
+
+@pytest.mark.parametrize(
+    "options", [{"free_draws": 3.0}, {"num_players": 2.0}, {"wilds": b"jacks"}]
+)
+def test_non_integer_numbers_and_wrong_types_are_refused(options):
+    with pytest.raises(ValueError, match=next(iter(options))):
+        Rules(losers_reveal=True, **options)

@@ -8,6 +8,7 @@ so a typo in an experiment config fails at construction, not three hours into tr
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields
 
 from trash_env.cards import JACK, JOKER, KING, NUM_RANKS, NUM_SLOTS, QUEEN
@@ -19,6 +20,8 @@ EPISODE = ("game", "round")
 FREE_DRAWS = (0, 3)
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
 DEFAULT_MAX_TURNS = 20_000
+_INT_OPTIONS = ("num_players", "num_decks", "start_size", "target_size", "max_deals",
+                "free_draws", "max_turns")
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> int:
@@ -28,7 +31,7 @@ def _check_int(name: str, value: object, low: int, high: int) -> int:
 
 
 def _check_choice(name: str, value: object, allowed: tuple) -> None:
-    if value not in allowed or isinstance(value, bool) != any(isinstance(a, bool) for a in allowed):
+    if value not in allowed or type(value) not in {type(a) for a in allowed}:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
 
 
@@ -77,6 +80,11 @@ class Rules:
     max_turns: int = DEFAULT_MAX_TURNS
 
     def __post_init__(self) -> None:
+        # Integers of any kind (numpy's from a config sweep, say) are stored as plain ints.
+        for name in _INT_OPTIONS:
+            value = getattr(self, name)
+            if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+                object.__setattr__(self, name, int(value))
         _check_int("num_players", self.num_players, MIN_PLAYERS, MAX_PLAYERS)
         if self.num_decks is not None:
             _check_int("num_decks", self.num_decks, 1, 12)
