@@ -96,15 +96,19 @@ class _TerminateIllegal(_DirectAttributes, wrappers.TerminateIllegalWrapper):
         super().__init__(inner, illegal_reward)
 
 
+_FAST_INTS = frozenset({int, np.int64, np.int32, np.intp, np.int16, np.int8, np.uint8})
+
+
 class _AssertOutOfBounds(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
     def __init__(self, inner: AECEnv) -> None:
         self._bind(inner)
         super().__init__(inner)
 
     def step(self, action: Any) -> None:
-        # Fast path for a plain int in range, which Discrete(13).contains accepts anyway
-        # (contains costs as much as the rest of the wrappers); all else gets the full check.
-        if type(action) is int and 0 <= action < NUM_ACTIONS:
+        # Fast path for an int or numpy integer scalar in range (what masks sampled with numpy
+        # give), which Discrete(13).contains accepts anyway (contains costs as much as the rest
+        # of the wrappers); all else gets the full check.
+        if type(action) in _FAST_INTS and 0 <= action < NUM_ACTIONS:
             self.env.step(action)
         else:
             super().step(action)
