@@ -29,17 +29,6 @@ def card_short(card: int) -> str:
     return RANK_SHORT[card]
 
 
-def parse_card(text: str) -> int:
-    """Inverse of :func:`card_short` (also accepts full names, any case)."""
-    key = text.strip().lower()
-    for rank in range(NUM_RANKS):
-        if key in (RANK_SHORT[rank].lower(), RANK_NAMES[rank].lower()):
-            return rank
-    if key in ("1", "a"):
-        return ACE
-    raise ValueError(f"unknown card {text!r}; use A, 2..10, J, Q, K or * (joker)")
-
-
 def build_deck(num_decks: int, jokers: bool) -> list[int]:
     """Every card of ``num_decks`` 52-card decks (4 of each rank), plus 2 jokers per deck."""
     deck = [rank for rank in range(ACE, KING + 1) for _ in range(4 * num_decks)]

@@ -25,7 +25,6 @@ from trash_env.rules import MAX_PLAYERS, Rules
 
 # Slot states, per player and slot.
 DOWN, NATURAL, WILD_UP, ABSENT = 0, 1, 2, 3
-SLOT_STATES = ("face-down", "natural", "wild", "absent")
 
 # Actions. 0..9 name slots 1..10; the env exposes 0..12, the engine also knows the call.
 DRAW_STOCK = 10

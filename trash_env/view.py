@@ -81,7 +81,7 @@ class PublicView:
         """Per slot the face-up card, or -1 where the slot is face-down or absent."""
         game = self._game
         return [
-            game.layout[player][s] if game.state[player][s] not in (DOWN,) else -1
+            game.layout[player][s] if game.state[player][s] != DOWN else -1
             for s in range(NUM_SLOTS)
         ]
 
