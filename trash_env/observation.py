@@ -29,7 +29,8 @@ discard size                1        cards in the discard pile / cards in the de
 
 from __future__ import annotations
 
-from operator import add, getitem
+from operator import getitem
+from typing import NamedTuple
 
 import numpy as np
 
@@ -59,116 +60,109 @@ def state_size(num_players: int) -> int:
     return observation_size(num_players) + num_players * NUM_SLOTS * (NUM_RANKS + 1) + NUM_RANKS
 
 
-class _Layout:
-    """Index tables of the observation for one number of players, built once (``_layout``):
-    where each seat's features start, seen from each observer, and where the scalar features
-    go, in the order :func:`encode_observation` lists their values."""
+_F32 = np.dtype(np.float32)
 
-    def __init__(self, n: int) -> None:
-        self.size = observation_size(n)
-        seats = [
-            (k * SEAT_FEATURES, [k * SEAT_FEATURES + s * SLOT_FEATURES for s in range(NUM_SLOTS)])
-            for k in range(n)
+
+def _f32(*values: float) -> bytes:
+    """The float32 bytes of ``values``, as numpy stores them (native byte order)."""
+    return np.array(values, _F32).tobytes()
+
+
+def _one_hot(width: int, hot: int) -> bytes:
+    return _f32(*(float(i == hot) for i in range(width)))
+
+
+# The observation is built as bytes: every feature group takes few values, so each value's
+# float32 bytes are made once here and an encoding is one join of table entries (no per-step
+# arithmetic, one numpy call). Tables indexed by the engine's integers:
+_SLOT = [_one_hot(SLOT_FEATURES, state) for state in range(SLOT_FEATURES)]  # [slot state]
+# [layout size][rounds won][face-down left][to act]: a seat's four scalars (counts / 10).
+_COUNTS = range(NUM_SLOTS + 1)
+_SEAT_TAIL = [
+    [
+        [
+            [_f32(size / NUM_SLOTS, won / NUM_SLOTS, down / NUM_SLOTS, acting) for acting in (0, 1)]
+            for down in _COUNTS
         ]
-        # views[observer] = [(player, slot one-hot offsets, acting flag index), ...]
-        self.views = [
-            [
-                ((observer + k) % n, seats[k][1], seats[k][0] + NUM_SLOTS * SLOT_FEATURES + 3)
-                for k in range(n)
-            ]
-            for observer in range(n)
-        ]
-        g = n * SEAT_FEATURES
-        self.discard_top = g
-        self.held = g + NUM_RANKS + 1
-        visible = self.held + NUM_RANKS + 1
-        self.wild = visible + NUM_RANKS
-        self.decision = self.wild + NUM_RANKS
-        stock = self.decision + NUM_DECISIONS
-        tails = [k * SEAT_FEATURES + NUM_SLOTS * SLOT_FEATURES for k in range(n)]
-        scalars = [t + i for t in tails for i in range(3)]
-        scalars += [visible + rank for rank in range(NUM_RANKS)] + [stock, stock + 1]
-        self.scalars = np.array(scalars, np.intp)
-        # Everything encode_observation needs, in one tuple (one unpack, no attribute reads).
-        self.fields = (
-            self.size,
-            self.views,
-            self.discard_top,
-            self.held,
-            self.decision,
-            self.scalars,
-        )
+        for won in _COUNTS
+    ]
+    for size in _COUNTS
+]
+_RANK = [_one_hot(NUM_RANKS + 1, rank) for rank in range(NUM_RANKS + 1)]  # [rank], 14 = none
+_DECISION = [_one_hot(NUM_DECISIONS, d) for d in range(NUM_DECISIONS)]
+# [n][observer]: the seats in the order the observation lists them (observer first).
+_SEAT_ORDER = {
+    n: [[(observer + k) % n for k in range(n)] for observer in range(n)]
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+}
 
 
-_LAYOUTS = {n: _Layout(n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
-_RULES_TABLES: dict[tuple, tuple[list[int], list[list[float]], int]] = {}
+class _RulesTables(NamedTuple):
+    wild: bytes  # the wild-ranks feature
+    visible: list[list[bytes]]  # [rank][hidden count]: the visible share (total - hidden)/total
+    fraction: list[bytes]  # [cards]: cards / the cards in the decks (stock and discard sizes)
+
+
+_RULES_TABLES: dict[tuple, _RulesTables] = {}
 # The last game's wild table and rank totals (held here, so never recycled) and their tables:
 # one identity test instead of building a key on most calls. Clones share these objects. One
 # tuple, read once and replaced whole, so that threads never mix two games' entries.
 _last: tuple = (None, None, None)
 
 
-def _rules_tables(game: Game, layout: _Layout) -> tuple[list[int], list[list[float]], int]:
-    """Per rules (cached): the wild-rank one-hot positions, per rank a table from the number
-    of hidden cards to the visible share ``(total - hidden) / total``, and the cards in play."""
+def _rules_tables(game: Game) -> _RulesTables:
+    """The byte tables that depend on the rules (which ranks are wild, how many of each)."""
     global _last
     last = _last
     if last[0] is game.wild and last[1] is game.totals:
         return last[2]
-    key = (layout.size, game.wild, tuple(game.totals))
+    key = (game.wild, tuple(game.totals))
     tables = _RULES_TABLES.get(key)
     if tables is None:
-        wild_hot = [layout.wild + rank for rank, wild in enumerate(game.wild) if wild]
-        shares = [
-            [(total - h) / total for h in range(total + 1)] if total else [0.0]
-            for total in game.totals
-        ]
-        tables = _RULES_TABLES[key] = (wild_hot, shares, sum(game.totals))
+        cards = sum(game.totals)
+        tables = _RULES_TABLES[key] = _RulesTables(
+            wild=_f32(*(float(w) for w in game.wild)),
+            visible=[
+                [_f32((total - h) / total) for h in range(total + 1)] if total else [_f32(0.0)]
+                for total in game.totals
+            ],
+            fraction=[_f32(k / cards) for k in range(cards + 1)],
+        )
     _last = (game.wild, game.totals, tables)
     return tables
+
+
+_slot_bytes = _SLOT.__getitem__
 
 
 def encode_observation(game: Game, observer: int, out: np.ndarray | None = None) -> np.ndarray:
     """The observation of seat ``observer``: a function of public information only.
 
-    Hot path (once per env step): Python collects the one-hot positions and the scalar
-    values using the index tables of :class:`_Layout`, then two numpy calls write them."""
-    layout = _LAYOUTS[game.num_players]
-    size, views, discard_top, held_at, decision_at, scalars = layout.fields
-    if out is None:
-        obs = np.zeros(size, np.float32)
-    else:
-        obs = out
-        obs.fill(0.0)
-    wild_hot, shares, cards = _rules_tables(game, layout)
-    hot = wild_hot[:]
-    values = []
+    Hot path (once per env step): the feature groups' float32 bytes are looked up in the
+    tables above, in the order of the layout, and joined; numpy wraps the result once."""
+    wild, visible, fraction = _rules_tables(game)
     acting = -1 if game.done else game._current
     # Game's own lists, read directly on this hot path (face_down_count() and hidden_counts()
     # give the same public counts through a call and a copy).
     states, sizes, won, down = game.state, game.sizes, game.rounds_won, game._down
-    for p, slot_offsets, acting_at in views[observer]:
-        hot += map(add, slot_offsets, states[p])
-        if p == acting:
-            hot.append(acting_at)
-        values += (
-            sizes[p] / NUM_SLOTS,
-            won[p] / NUM_SLOTS,
-            down[p] / NUM_SLOTS,
-        )
+    parts: list[bytes] = []
+    for p in _SEAT_ORDER[game.num_players][observer]:
+        parts += map(_slot_bytes, states[p])
+        parts.append(_SEAT_TAIL[sizes[p]][won[p]][down[p]][p == acting])
     discard = game.discard
     held = game.held
-    hot += (
-        discard_top + (discard[-1] if discard else NUM_RANKS),
-        held_at + (held if held >= 0 else NUM_RANKS),
-        decision_at + game.decision,
-    )
-    values += map(getitem, shares, game._hidden)
-    values.append(len(game.stock) / cards)
-    values.append(len(discard) / cards)
-    obs[np.fromiter(hot, np.intp, len(hot))] = 1.0
-    obs[scalars] = np.fromiter(values, np.float32, len(values))
-    return obs
+    parts.append(_RANK[discard[-1] if discard else NUM_RANKS])
+    parts.append(_RANK[held if held >= 0 else NUM_RANKS])
+    parts += map(getitem, visible, game._hidden)
+    parts.append(wild)
+    parts.append(_DECISION[game.decision])
+    parts.append(fraction[len(game.stock)])
+    parts.append(fraction[len(discard)])
+    data = b"".join(parts)
+    if out is None:
+        return np.frombuffer(bytearray(data), _F32)  # writable: it owns a copy of the bytes
+    out[:] = np.frombuffer(data, _F32)
+    return out
 
 
 def encode_state(game: Game) -> np.ndarray:
