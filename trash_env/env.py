@@ -44,6 +44,7 @@ from trash_env.rules import Rules
 RENDER_MODES = ("ansi", "human", "rgb_array")
 ENV_OPTIONS = ("render_mode", "round_rewards")
 ILLEGAL_REWARD = -1
+_CALL = Decision.CALL  # a module constant: enum-class attribute reads are slow
 
 
 def env(**options: Any) -> AECEnv:
@@ -115,9 +116,70 @@ class _AssertOutOfBounds(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
 
 
 class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
+    """The outer wrapper. Its ``observe``, ``last`` and ``step`` take a fused path for the
+    common call (after reset, a live agent, an in-range integer action its mask allows) that
+    does exactly what the three wrappers do in that case: the mask check and ``_prev_obs``
+    bookkeeping of TerminateIllegal, the bounds check, the order flags. Every other call (before
+    reset, dead steps, illegal or odd actions) goes down PettingZoo's chain unchanged. Three
+    wrapper layers of Python calls cost as much as the engine's step."""
+
     def __init__(self, inner: AECEnv) -> None:
         self._bind(inner)
         super().__init__(inner)
+        layer = inner
+        while not isinstance(layer, _TerminateIllegal):
+            layer = layer.env
+        object.__setattr__(self, "_illegal_layer", layer)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray] | None:
+        if not self._has_reset:
+            return super().observe(agent)  # PettingZoo's error
+        bare = self._bare
+        obs = bare.observe(agent)
+        if agent == bare.agent_selection:  # TerminateIllegalWrapper.observe's bookkeeping
+            layer = self._illegal_layer
+            layer._prev_obs = obs
+            infos = bare.infos
+            layer._prev_info = infos[agent] if agent in infos else {}
+        return obs
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            return super().last(observe)  # PettingZoo's error
+        bare = self._bare
+        agent = bare.agent_selection
+        assert agent is not None
+        return (
+            self.observe(agent) if observe else None,
+            bare._cumulative_rewards[agent],
+            bare.terminations[agent],
+            bare.truncations[agent],
+            bare.infos[agent],
+        )
+
+    def step(self, action: Any) -> None:
+        layer = self._illegal_layer
+        prev_obs = layer._prev_obs
+        if (
+            prev_obs is not None
+            and self._has_reset
+            and type(action) in _FAST_INTS
+            and 0 <= action < NUM_ACTIONS
+        ):
+            bare = self._bare
+            agent = bare.agent_selection
+            if (
+                bare.agents
+                and not bare.terminations[agent]
+                and not bare.truncations[agent]
+                and prev_obs["action_mask"][action]
+            ):
+                self._has_updated = True
+                layer._prev_obs = None
+                layer._prev_info = None
+                bare.step(action)
+                return
+        super().step(action)
 
     def __str__(self) -> str:
         return str(self.env)
@@ -287,7 +349,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
     def _settle(self) -> None:
         """After the engine moved: answer calls, pay finished deals, end or pass the turn."""
         game = self.game
-        while game.decision == Decision.CALL:
+        while game.decision is _CALL:
             game.step(CALL_TRASH)
         if self.round_rewards:
             results = game.round_results

@@ -40,6 +40,7 @@ OpponentEntry = Any  # a spec string, or an agents.base.Agent instance
 MAX_REDEALS = 1000
 ILLEGAL = ("lose", "raise")
 ILLEGAL_REWARD = -1.0
+_CALL = Decision.CALL  # a module constant: enum-class attribute reads are slow
 
 
 class TrashSoloEnv(gym.Env):
@@ -231,7 +232,7 @@ class TrashSoloEnv(gym.Env):
         game, seat, table = self.game, self.seat, self.table
         reward = 0.0
         while True:
-            while game.decision == Decision.CALL:
+            while game.decision is _CALL:
                 game.step(CALL_TRASH)
             if self.round_rewards:
                 results = game.round_results
