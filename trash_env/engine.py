@@ -190,7 +190,7 @@ class Game:
         "done", "truncated", "decision", "layout", "state", "stock", "discard", "held", "_down",
         "_hidden", "_stock_known", "_phase", "_free_left", "_pending_claim", "_completed",
         "_called", "_pending_put", "_round_winner", "_round_starter", "_current",
-        "_face_down_left",
+        "_face_down_left", "_max_turns",
     )
     # fmt: on
 
@@ -206,6 +206,7 @@ class Game:
         self.rng = np.random.default_rng(seed)
         n = self.rules.num_players
         self.num_players = n
+        self._max_turns = self.rules.max_turns
         self.wild = self.rules.wild_table()
         self.totals = rank_totals(self.rules.decks, self.rules.jokers)
         self._deck = build_deck(self.rules.decks, self.rules.jokers)
@@ -251,10 +252,16 @@ class Game:
     def step(self, action: int) -> None:
         """Apply the acting player's choice and play on to the next decision or the end."""
         decision = self.decision
+        # The two draws are _draw_stock and _take_discard inlined: most decisions are draws.
         if decision is _DRAW and action == DRAW_STOCK:
-            self._draw_stock()
+            self.held = card = self.stock.pop()
+            self._hidden[card] -= 1
+            self.events.append(_EV_DRAW[self._current][card])
+            self._play_held()
         elif decision is _DRAW and action == TAKE_DISCARD:
-            self._take_discard()
+            self.held = card = self.discard.pop()
+            self.events.append(_EV_TAKE[self._current][card])
+            self._play_held()
         elif decision is _WILD and action in self.legal_actions():
             if self._put(action, True):
                 self._play_held()
@@ -263,7 +270,7 @@ class Game:
                 self._play_held()
         elif decision is _SWAP and action == DECLINE:
             self._log("decline", self.held)
-            self._end_turn()
+            self._play_held(may_swap=False)  # the card fits nowhere else: the turn ends
         elif decision is _CALL and action == CALL_TRASH:
             self._log("call")
             self._called = True
@@ -465,51 +472,64 @@ class Game:
         self.events.append(_EV_TAKE[self._current][card])
         self._play_held()
 
-    def _play_held(self) -> None:
-        """Place the card in hand, and the cards it uncovers, until a decision or the turn's end.
+    def _play_held(self, may_swap: bool = True) -> None:
+        """Place the card in hand, and the cards it uncovers, until a decision or the turn's end;
+        at the end, discard the card and pass the turn (``may_swap=False``: a declined swap).
 
-        The engine's hot loop: a natural card on a face-down slot that does not complete the
-        layout is laid here inline (what ``_lay`` does); completing placements, which may end
-        the round or await a call, go through ``_put``."""
+        The engine's hot loop, run once per turn. Most drawn cards cannot be placed, so the
+        first checks read as little as possible. A natural card on a face-down slot that does
+        not complete the layout is laid here inline (what ``_lay`` does); completing
+        placements, which may end the round or await a call, go through ``_put``. The turn's
+        end is inlined for its common case (no truncation, no free draws, no claim, a stock to
+        draw from); everything else goes through ``_next_turn``."""
         player = self._current
+        card = self.held
+        wild = self.wild
         size = self.sizes[player]
         state = self.state[player]
-        row = self.layout[player]
-        wild = self.wild
-        down_counts = self._down
-        hidden = self._hidden
-        log = self.events.append
-        card = self.held
         while True:
             if wild[card]:
-                if down_counts[player] > 1:
+                if self._down[player] > 1:
                     self.decision = _WILD
                     return
                 self._put(state.index(DOWN), True)  # the last face-down slot: completes
                 return
             if not 1 <= card <= size:
-                self._end_turn()
-                return
+                break
             slot = card - 1
             was = state[slot]
-            if was == WILD_UP:
-                self.decision = _SWAP
-                return
             if was != DOWN:
-                self._end_turn()
-                return
+                if was == WILD_UP and may_swap:
+                    self.decision = _SWAP
+                    return
+                break
+            down_counts = self._down
             down = down_counts[player]
             if down == 1:
                 self._put(slot, False)  # completes the layout
                 return
+            row = self.layout[player]
             under = row[slot]
             row[slot] = card
             state[slot] = NATURAL
             down_counts[player] = down - 1
-            hidden[under] -= 1
-            log(_EV_PLACE[player][card])
-            log(_EV_PICKUP[player][slot][under])
+            self._hidden[under] -= 1
+            self.events += (_EV_PLACE[player][card], _EV_PICKUP[player][slot][under])
             self.held = card = under
+        # The turn ends.
+        self.discard.append(card)
+        self.events.append(_EV_DISCARD[player][card])
+        self.held = -1
+        if self._phase != _PLAY or self.turns + 1 >= self._max_turns:
+            self._next_turn()
+            return
+        self.turns += 1
+        self._current = player = (player + 1) % self.num_players
+        if not self.stock or self._pending_claim[player]:
+            self._begin_turn()
+            return
+        self._called = False
+        self.decision = _DRAW
 
     def _put(self, slot: int, as_wild: bool) -> bool:
         """Lay the held card in ``slot``; False when that ended the round or awaits a call."""
@@ -570,32 +590,9 @@ class Game:
         self._pending_claim[player] = True
         self._next_turn()
 
-    def _end_turn(self) -> None:
-        """Discard the held card and pass the turn. Runs once per turn, so the common case of
-        ``_next_turn`` and ``_begin_turn`` (no truncation, no free draws, no claim, a stock to
-        draw from) is inlined; everything else takes the general path."""
-        held = self.held
-        if held >= 0:
-            self.discard.append(held)
-            self.events.append(_EV_DISCARD[self._current][held])
-        self.held = -1
-        if self._phase != _PLAY or self.turns + 1 >= self.rules.max_turns:
-            self._next_turn()
-            return
-        self.turns += 1
-        self._current = player = (self._current + 1) % self.num_players
-        if not self.stock or self._pending_claim[player]:
-            self._begin_turn()
-            return
-        self._called = False
-        if self.discard:
-            self.decision = _DRAW
-        else:
-            self._draw_stock()
-
     def _next_turn(self) -> None:
         self.turns += 1
-        if self.turns >= self.rules.max_turns:
+        if self.turns >= self._max_turns:
             self._truncate()
             return
         if self._phase == _FREE_DRAWS:
