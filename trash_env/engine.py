@@ -79,20 +79,24 @@ _new_tuple = tuple.__new__
 
 # Events are immutable, so the ones every turn logs are built once here and shared: an Event
 # allocated per step costs its construction and, as the log grows, the garbage collector's
-# passes over it. _EV_DRAW/_EV_TAKE/_EV_DISCARD/_EV_PLACE[player][card] and
-# _EV_PICKUP[player][slot][card]; the rest are built by ``Game._log``.
+# passes over it. _EV_DRAW/_EV_TAKE/_EV_DISCARD/_EV_PLACE/_EV_SWAP[player][card] and
+# _EV_PICKUP/_EV_WILD[player][slot][card]; the rest are built by ``Game._log``.
 _RANKS = range(NUM_RANKS)
-_EV_DRAW, _EV_TAKE, _EV_DISCARD, _EV_PLACE = (
+_INTO_OWN_SLOT = ("place", "swap")  # natural cards: the event's slot is the card's own
+_EV_DRAW, _EV_TAKE, _EV_DISCARD, _EV_PLACE, _EV_SWAP = (
     [
-        [_new_tuple(Event, (kind, p, c, c - 1 if kind == "place" else -1)) for c in _RANKS]
+        [_new_tuple(Event, (kind, p, c, c - 1 if kind in _INTO_OWN_SLOT else -1)) for c in _RANKS]
         for p in range(MAX_PLAYERS)
     ]
-    for kind in ("draw_stock", "take_discard", "discard", "place")
+    for kind in ("draw_stock", "take_discard", "discard", "place", "swap")
 )
-_EV_PICKUP = [
-    [[_new_tuple(Event, ("pickup", p, c, s)) for c in _RANKS] for s in range(NUM_SLOTS)]
-    for p in range(MAX_PLAYERS)
-]
+_EV_PICKUP, _EV_WILD = (
+    [
+        [[_new_tuple(Event, (kind, p, c, s)) for c in _RANKS] for s in range(NUM_SLOTS)]
+        for p in range(MAX_PLAYERS)
+    ]
+    for kind in ("pickup", "wild")
+)
 
 EVENT_KINDS = (
     "deal",  # slot = deal number (0-based), player = first player
@@ -555,11 +559,11 @@ class Game:
         if was == DOWN:
             self._down[player] -= 1
             self._hidden[under] -= 1
-            self._log("wild" if as_wild else "place", card, slot)
+            placed = _EV_WILD[player][slot][card] if as_wild else _EV_PLACE[player][card]
         else:
-            self._log("swap", card, slot)
+            placed = _EV_SWAP[player][card]  # a natural card swapped into its own slot
         self.held = under
-        self._log("pickup", under, slot)
+        self.events += (placed, _EV_PICKUP[player][slot][under])
 
     def _layout_complete(self) -> None:
         player = self._current
