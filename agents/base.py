@@ -3,6 +3,9 @@
 An agent sees what a seat may see: its observation vector and action mask, and a
 :class:`trash_env.view.PublicView` of the game (public information and determinisations
 only). ``act`` returns one of the legal actions of the env's ``Discrete(13)`` space.
+Agents that decide from the view and mask alone set ``uses_observation = False``: the tables
+that seat them (the evaluation, the single-agent env) then pass ``None`` for the observation
+and skip encoding it, a third of an opponent's cost in the single-agent env.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ class Agent:
     """Base class: override :meth:`act`. ``seed`` feeds the agent's own random generator."""
 
     name = "agent"
+    uses_observation = True  # False: act() gets None for the observation (see the module doc)
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -27,7 +31,9 @@ class Agent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
+    def act(
+        self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView
+    ) -> int:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -38,6 +44,7 @@ class RandomAgent(Agent):
     """Uniform over the legal actions."""
 
     name = "random"
+    uses_observation = False
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
         legal = np.flatnonzero(action_mask)

@@ -146,8 +146,9 @@ def play_game(
 ) -> Game:
     """Play one game on the engine, ``agents[p]`` at seat ``p``; return the finished Game.
 
-    Every agent gets its observation, mask and a PublicView; a "Trash!" call is made for it
-    (bots always call). An illegal action raises ValueError naming the agent."""
+    Every agent gets its observation (None if it does not use it), mask and a PublicView; a
+    "Trash!" call is made for it (bots always call). An illegal action raises ValueError
+    naming the agent."""
     game = Game(rules, seed=seed, first_player=first_player)
     n = game.num_players
     if len(agents) != n:
@@ -162,7 +163,9 @@ def play_game(
             game.step(CALL_TRASH)
             continue
         mask = action_mask(game, p)
-        action = int(agents[p].act(encode_observation(game, p), mask, views[p]))
+        agent = agents[p]
+        observation = encode_observation(game, p) if agent.uses_observation else None
+        action = int(agent.act(observation, mask, views[p]))
         if not 0 <= action < len(mask) or not mask[action]:
             spec = getattr(agents[p], "spec", agents[p].name)
             raise ValueError(

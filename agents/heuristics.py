@@ -69,13 +69,13 @@ class GreedyAgent(Agent):
     """Takes a fitting discard, always swaps, lays a wild on its highest face-down slot."""
 
     name = "greedy"
+    uses_observation = False
 
     def act(self, observation: object, action_mask: object, view: PublicView) -> int:
         decision = view.decision
         me = view.seat
         if decision is _DRAW:
-            discard = view.discard
-            return draw_choice(discard[-1], view.slot_states(me), view.sizes[me], view.wild)
+            return draw_choice(view.discard_top, view.slot_states(me), view.sizes[me], view.wild)
         if decision is _SWAP:
             return view.held - 1
         if decision is _WILD:

@@ -232,6 +232,7 @@ class HumanAgent(Agent):
     """
 
     name = "human"
+    uses_observation = False
 
     def __init__(
         self,

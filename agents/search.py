@@ -103,6 +103,7 @@ class SearchAgent(Agent):
     """Determinised Monte-Carlo search with greedy rollouts (see the module docstring)."""
 
     name = "search"
+    uses_observation = False
 
     def __init__(
         self,
@@ -139,7 +140,7 @@ class SearchAgent(Agent):
             return view.held - 1
         me = view.seat
         if decision is _DRAW:
-            top = view.discard[-1]
+            top = view.discard_top
             if fits(top, view.slot_states(me), view.sizes[me], view.wild):
                 return TAKE_DISCARD  # a sure placement dominates a chance of one
         legal = view.legal_actions()

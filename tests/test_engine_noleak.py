@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from helpers import J, K, Q, game, play, play_random, random_rules, since, snapshot, stack
 
-from trash_env.engine import DOWN, Game
+from trash_env.engine import DOWN, Decision, Game
 from trash_env.rules import Rules
 
 
@@ -233,6 +233,11 @@ def test_determinize_via_the_public_view_keeps_public_information():
         d = view.determinize(np.random.default_rng(int(rng.integers(2**32))))
         assert public(d) == public(g)
         d.check_invariants()
+        assert view.discard_top == (g.discard[-1] if g.discard else -1)
+        assert view.discard == g.discard and view.discard is not g.discard
+    first = Game(seed=7)  # the first turn drew a wild: a decision with an empty discard pile
+    assert first.decision == Decision.WILD and not first.discard
+    assert PublicView(first, first.current).discard_top == -1
 
 
 @pytest.mark.parametrize("seed", range(3))

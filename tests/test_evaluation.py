@@ -219,3 +219,30 @@ def test_truncated_games_count_as_games_without_wins():
     assert all(a["wins"] == 0 and a["mean_placing"] is None for a in report.agents.values())
     assert report.head_to_head("greedy", "random")["rate"] == 0.5
     assert "truncated 6" in report.table()
+
+
+class _Recorder(Agent):
+    """Plays the first legal action and records the observations it was given."""
+
+    def __init__(self, uses_observation: bool) -> None:
+        super().__init__(seed=0)
+        self.uses_observation = uses_observation
+        self.seen: list = []
+
+    def act(self, observation, action_mask, view):
+        self.seen.append(observation)
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_agents_that_do_not_use_observations_get_none_and_others_get_theirs():
+    from trash_env.observation import observation_size
+
+    reader, skipper = _Recorder(True), _Recorder(False)
+    play_game(Rules(start_size=3), [reader, skipper], seed=5)
+    assert reader.seen and skipper.seen
+    assert all(o is None for o in skipper.seen)
+    assert all(o.shape == (observation_size(2),) for o in reader.seen)
+    # The built-in bots that decide from the view alone skip the encoding.
+    from agents.base import make_agent
+
+    assert not any(make_agent(s).uses_observation for s in ("random", "greedy", "search"))

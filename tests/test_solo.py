@@ -243,3 +243,26 @@ def test_render_ansi():
     env.step(int(np.flatnonzero(env.action_masks())[0]))
     text = env.render()
     assert isinstance(text, str) and "learner" in text
+
+
+def test_opponents_get_an_observation_only_if_they_use_it():
+    seen = {True: [], False: []}
+
+    class Recorder(Agent):
+        def act(self, observation, action_mask, view):
+            seen[self.uses_observation].append((observation, view.seat))
+            return int(np.flatnonzero(action_mask)[0])
+
+    reader, skipper = Recorder(0), Recorder(0)
+    skipper.uses_observation = False
+    env = TrashSoloEnv(opponents=[reader, skipper], num_players=3, seat=0, start_size=3)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            env.reset()
+    assert seen[True] and seen[False]
+    assert all(obs is None for obs, _ in seen[False])
+    assert all(obs.shape == (observation_size(3),) for obs, _ in seen[True])

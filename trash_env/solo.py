@@ -243,7 +243,8 @@ class TrashSoloEnv(gym.Env):
                 return reward
             p = game.current
             agent = table[p]
-            move = agent.act(encode_observation(game, p), action_mask(game, p), PublicView(game, p))
+            observation = encode_observation(game, p) if agent.uses_observation else None
+            move = agent.act(observation, action_mask(game, p), PublicView(game, p))
             game.step(int(move))
 
     def _observe(self) -> np.ndarray:

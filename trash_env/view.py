@@ -66,6 +66,12 @@ class PublicView:
         return self._game.discard[:]
 
     @property
+    def discard_top(self) -> int:
+        """The top card of the discard pile, or -1 if the pile is empty (no copy of the pile)."""
+        discard = self._game.discard
+        return discard[-1] if discard else -1
+
+    @property
     def stock_size(self) -> int:
         return len(self._game.stock)
 
