@@ -456,12 +456,17 @@ def _trueskill(report: Report) -> dict[str, dict]:
     import trueskill
 
     env = trueskill.TrueSkill(draw_probability=0.05)
+    margin = trueskill.calc_draw_margin(env.draw_probability, 2, env)  # of a 1-vs-1 game
     ratings = {spec: env.create_rating() for spec in report.specs}
     for res in report.results:
         if res.placings is None:
             continue
-        groups = [(ratings[spec],) for spec in res.seats]
-        new = env.rate(groups, ranks=[p - 1 for p in res.placings])
+        if len(res.seats) == 2:
+            first, second = (ratings[spec] for spec in res.seats)
+            new = _rate_two(env, margin, first, second, res.placings)
+        else:
+            groups = [(ratings[spec],) for spec in res.seats]
+            new = env.rate(groups, ranks=[p - 1 for p in res.placings])
         for spec in set(res.seats):
             mine = [new[p][0] for p, s in enumerate(res.seats) if s == spec]
             mu = sum(r.mu for r in mine) / len(mine)
@@ -471,6 +476,34 @@ def _trueskill(report: Report) -> dict[str, dict]:
         spec: {"mu": r.mu, "sigma": r.sigma, "conservative": r.mu - 3 * r.sigma}
         for spec, r in ratings.items()
     }
+
+
+def _rate_two(
+    env: Any, draw_margin: float, first: Any, second: Any, placings: Sequence[int]
+) -> list[tuple]:
+    """``env.rate([(first,), (second,)], ranks)`` of a two-player game, in closed form.
+
+    For two teams TrueSkill's factor graph is exact in one pass (one team-difference factor,
+    one truncation), so the update reduces to the library's own ``v``/``w`` functions; the
+    numbers agree with ``env.rate`` to rounding (tested) at 3 us a game instead of 82. The ratings
+    are updated game by game in order, so this is the serial part of every evaluation."""
+    var1 = first.sigma**2 + env.tau**2
+    var2 = second.sigma**2 + env.tau**2
+    c = math.sqrt(var1 + var2 + 2 * env.beta**2)
+    margin = draw_margin / c
+    if placings[0] == placings[1]:
+        diff = (first.mu - second.mu) / c
+        v, w = env.v_draw(diff, margin), env.w_draw(diff, margin)
+        sign = 1.0
+    else:  # the difference is taken winner minus loser
+        sign = 1.0 if placings[0] < placings[1] else -1.0
+        diff = sign * (first.mu - second.mu) / c
+        v, w = env.v_win(diff, margin), env.w_win(diff, margin)
+    rate = env.create_rating
+    return [
+        (rate(first.mu + sign * var1 / c * v, math.sqrt(var1 * (1 - var1 / c**2 * w))),),
+        (rate(second.mu - sign * var2 / c * v, math.sqrt(var2 * (1 - var2 / c**2 * w))),),
+    ]
 
 
 # ---------------------------------------------------------------------------- evaluate

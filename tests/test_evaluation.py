@@ -246,3 +246,26 @@ def test_agents_that_do_not_use_observations_get_none_and_others_get_theirs():
     from agents.base import make_agent
 
     assert not any(make_agent(s).uses_observation for s in ("random", "greedy", "search"))
+
+
+def test_two_player_trueskill_update_is_the_librarys():
+    """The closed form used for 1-vs-1 games gives trueskill's own rate() numbers."""
+    import trueskill
+
+    from agents.evaluation import _rate_two
+
+    env = trueskill.TrueSkill(draw_probability=0.05)
+    margin = trueskill.calc_draw_margin(env.draw_probability, 2, env)
+    rng = np.random.default_rng(0)
+    checked = set()
+    for i in range(600):
+        a = env.create_rating(rng.uniform(0, 50), rng.uniform(0.5, 9))
+        b = env.create_rating(rng.uniform(0, 50), rng.uniform(0.5, 9))
+        placings = [(1, 2), (2, 1), (1, 1)][i % 3]
+        expected = env.rate([(a,), (b,)], ranks=[p - 1 for p in placings])
+        got = _rate_two(env, margin, a, b, placings)
+        for (want,), (have,) in zip(expected, got, strict=True):
+            assert have.mu == pytest.approx(want.mu, abs=1e-9)
+            assert have.sigma == pytest.approx(want.sigma, abs=1e-9)
+        checked.add(placings)
+    assert len(checked) == 3
