@@ -256,16 +256,10 @@ class Game:
     def step(self, action: int) -> None:
         """Apply the acting player's choice and play on to the next decision or the end."""
         decision = self.decision
-        # The two draws are _draw_stock and _take_discard inlined: most decisions are draws.
         if decision is _DRAW and action == DRAW_STOCK:
-            self.held = card = self.stock.pop()
-            self._hidden[card] -= 1
-            self.events.append(_EV_DRAW[self._current][card])
-            self._play_held()
+            self._draw_stock()
         elif decision is _DRAW and action == TAKE_DISCARD:
-            self.held = card = self.discard.pop()
-            self.events.append(_EV_TAKE[self._current][card])
-            self._play_held()
+            self._take_discard()
         elif decision is _WILD and action in self.legal_actions():
             if self._put(action, True):
                 self._play_held()
