@@ -46,7 +46,7 @@ class RandomAgent(Agent):
     name = "random"
     uses_observation = False
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
+    def act(self, observation: object, action_mask: np.ndarray, view: PublicView) -> int:
         legal = np.flatnonzero(action_mask)
         return int(legal[self.rng.integers(len(legal))])
 

@@ -309,7 +309,7 @@ class HumanAgent(Agent):
             else:
                 return answer
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
+    def act(self, observation: object, action_mask: np.ndarray, view: PublicView) -> int:
         action = self.ask(view)
         if not action_mask[action]:  # cannot happen: ask() returns legal actions only
             raise AssertionError(f"human chose {action}, not in the action mask")
