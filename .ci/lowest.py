@@ -1,0 +1,46 @@
+"""Print the lowest versions pyproject.toml allows, one ``name==version`` a line, for pip.
+
+Why: the declared floors must be true. ``.ci/run`` installs exactly these into a fresh venv and
+runs the tests that need no torch there. Takes the core dependencies plus the named extras'
+direct requirements (``python .ci/lowest.py test-tools`` adds pytest and hypothesis); every
+requirement must carry a ``>=`` floor, or this fails loudly.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+# The test tools the env tests need; the rest of the test extra (torch, SB3) is not installed.
+TEST_TOOLS = ("pytest", "hypothesis")
+FLOOR = re.compile(r"^\s*([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*>=\s*([0-9][0-9A-Za-z.]*)\s*$")
+
+
+def floors(requirements: list[str]) -> dict[str, str]:
+    """name -> lowest version of every requirement, which must read ``name>=version``."""
+    found = {}
+    for requirement in requirements:
+        match = FLOOR.match(requirement)
+        if match is None:
+            raise SystemExit(f"lowest.py: requirement {requirement!r} has no plain >= floor")
+        found[match.group(1).lower()] = match.group(3)
+    return found
+
+
+def main(argv: list[str]) -> int:
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    wanted = floors(project["project"]["dependencies"])
+    if "test-tools" in argv[1:]:
+        test = project["project"]["optional-dependencies"]["test"]
+        extra = floors([r for r in test if not r.startswith("trash-env")])
+        for name in TEST_TOOLS:
+            wanted[name] = extra[name]
+    for name, version in wanted.items():
+        print(f"{name}=={version}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
