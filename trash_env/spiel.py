@@ -1,0 +1,480 @@
+"""Trash as an OpenSpiel game: ``pyspiel.load_game("python_trash", {"players": 3, ...})``.
+
+Importing this module registers the Python game ``python_trash``. Its state wraps the reference
+engine (:class:`trash_env.engine.Game`): every rule is the engine's, this module only translates
+between OpenSpiel's API and the engine's.
+
+Parameters are the options of :class:`trash_env.rules.Rules` under the same names, except
+``players`` (OpenSpiel's name for ``num_players``) and ``0`` standing for ``None`` in
+``num_decks`` (0: ``ceil(players / 2)`` decks) and ``max_deals`` (0: no limit), since OpenSpiel
+parameters cannot be ``None``. ``rng_seed`` seeds the game's generator of deal seeds. Bad values
+raise the same ``ValueError`` as ``Rules``.
+
+Chance model: ``SAMPLED_STOCHASTIC``. A new state is a chance node with one outcome (``0``,
+"deal", probability 1, as OpenSpiel's own sampled-stochastic games do); applying it draws a seed
+from the game's generator (or takes the one given to ``new_initial_state(seed=...)``) and starts
+an engine with it. Every later random choice (first player, each deal's shuffle, reshuffles of
+the discard pile) comes from that engine's own seeded generator, inside ``step``. Explicit chance
+nodes would need the engine to stop in the middle of a turn at every card it turns up (a chain
+turns up several), which is a second engine, not a hook.
+
+Information: everything the engine logs is public (cards are shown as they are drawn, picked up
+or revealed), and only face-down cards and the stock order are hidden, from everyone, including
+their owner. So every tensor and string below is a function of public information only.
+
+- observation tensor: :func:`trash_env.observation.encode_observation` (the PettingZoo env's
+  observation vector, seats from the observer on).
+- information-state tensor: the observation plus the public state the observation leaves out
+  (:data:`PUBLIC_STATE_FEATURES`): per-rank counts of the discard pile, of face-up cards in the
+  layouts and of the stock once a reshuffle made its contents public, the turn and deal
+  progress. It summarises the public history (what a player can infer about the hidden cards
+  depends on it only through these counts); it is not the literal history, which has no bound.
+- information-state string: the observer and the whole public history (every engine event),
+  which is perfect recall.
+- observation string: the current public table, as a player sees it.
+
+:meth:`TrashState.resample_from_infostate` re-deals the hidden cards (the engine's
+``resample_hidden``), so information-set search (OpenSpiel's ISMCTS) works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+try:
+    import pyspiel
+except ImportError as error:  # pragma: no cover - exercised only without open_spiel
+    raise ImportError(
+        "trash_env.spiel needs OpenSpiel: pip install 'trash-env[openspiel]'"
+    ) from error
+
+from trash_env.cards import NUM_RANKS, NUM_SLOTS, card_short, rank_totals
+from trash_env.engine import (
+    ABSENT,
+    ACTION_NAMES,
+    DOWN,
+    NUM_ENGINE_ACTIONS,
+    WILD_UP,
+    Decision,
+    Event,
+    Game,
+)
+from trash_env.observation import encode_observation, observation_size
+from trash_env.render import cell
+from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+
+SHORT_NAME = "python_trash"
+DEAL_ACTION = 0  # the one chance outcome
+# Decisions in one turn at most: a draw, a wild target per face-down slot, a swap per wild
+# picked up plus a declined one, and a call.
+_MAX_DECISIONS_PER_TURN = 1 + NUM_SLOTS + NUM_SLOTS + 1 + 1
+_INT_MAX = 2**31 - 1
+
+# Every Rules option as an OpenSpiel parameter (None -> 0), plus the seed of the deal seeds.
+PARAMETERS: dict[str, Any] = {
+    "players": 2,
+    "num_decks": 0,
+    "start_size": 10,
+    "wilds": "jacks",
+    "jokers": False,
+    "target_size": 0,
+    "max_deals": 0,
+    "first_player": "winner",
+    "reshuffle": "keep_top",
+    "losers_reveal": False,
+    "free_draws": 0,
+    "call_trash": False,
+    "episode": "game",
+    "max_turns": Rules.max_turns,
+    "rng_seed": 0,
+}
+_NONE_AS_ZERO = ("num_decks", "max_deals")
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name=SHORT_NAME,
+    long_name="Python Trash (Garbage), the trash-env rules engine",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=MAX_PLAYERS,
+    min_num_players=MIN_PLAYERS,
+    provides_information_state_string=True,
+    provides_information_state_tensor=True,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=PARAMETERS,
+)
+
+
+def rules_from_params(params: Mapping[str, Any]) -> Rules:
+    """The :class:`Rules` of OpenSpiel parameters (missing ones take their defaults).
+
+    Raises ``ValueError`` naming the parameter for unknown names and bad values."""
+    unknown = sorted(set(params) - set(PARAMETERS))
+    if unknown:
+        raise ValueError(
+            f"unknown {SHORT_NAME} parameter(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(PARAMETERS)}"
+        )
+    values = {**PARAMETERS, **params}
+    players = values.pop("players")
+    if (
+        isinstance(players, bool)
+        or not isinstance(players, int)
+        or not MIN_PLAYERS <= players <= MAX_PLAYERS
+    ):
+        raise ValueError(
+            f"players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {players!r}"
+        )
+    seed = values.pop("rng_seed")
+    _check_seed("rng_seed", seed)
+    for name in _NONE_AS_ZERO:
+        if values[name] == 0 and not isinstance(values[name], bool):
+            values[name] = None
+    return Rules.from_options(num_players=players, **values)
+
+
+def params_from_rules(rules: Rules, rng_seed: int = 0) -> dict[str, Any]:
+    """The OpenSpiel parameters of ``rules`` (the inverse of :func:`rules_from_params`)."""
+    params: dict[str, Any] = rules.to_dict()
+    params["players"] = params.pop("num_players")
+    for name in _NONE_AS_ZERO:
+        if params[name] is None:
+            params[name] = 0
+    params["rng_seed"] = rng_seed
+    return params
+
+
+def _check_seed(name: str, seed: object) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")
+
+
+class _Engine(Game):
+    """The engine's Game, copied by its own ``clone`` when OpenSpiel clones a state (OpenSpiel
+    deep-copies a Python state's attributes; ``clone`` is the engine's cheap, complete copy)."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict) -> _Engine:
+        return self.clone()
+
+
+class TrashGame(pyspiel.Game):
+    """The game ``python_trash``: rules from the parameters, a generator of deal seeds."""
+
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        params = {**PARAMETERS, **(params or {})}
+        rules = rules_from_params(params)
+        n = rules.num_players
+        info = pyspiel.GameInfo(
+            num_distinct_actions=NUM_ENGINE_ACTIONS,
+            max_chance_outcomes=1,
+            num_players=n,
+            min_utility=-1.0 / (n - 1),
+            max_utility=1.0,
+            utility_sum=0.0,
+            max_game_length=min(
+                _INT_MAX,
+                _MAX_DECISIONS_PER_TURN * (rules.max_turns + n * rules.start_size),
+            ),
+        )
+        super().__init__(_GAME_TYPE, info, params)
+        self.rules = rules
+        self._seeds = np.random.default_rng(params["rng_seed"])
+
+    def new_initial_state(self, seed: int | None = None) -> TrashState:
+        """A state before the deal. ``seed`` fixes the engine's seed (the same seed and actions
+        give the same game as ``trash_env.engine.Game(rules, seed)``); by default it is drawn
+        from the game's generator when the deal is applied."""
+        if seed is not None:
+            _check_seed("seed", seed)
+        return TrashState(self, seed)
+
+    def next_seed(self) -> int:
+        """The next deal seed from the game's generator (seeded by ``rng_seed``)."""
+        return int(self._seeds.integers(2**63))
+
+    def make_py_observer(
+        self,
+        iig_obs_type: pyspiel.IIGObservationType | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> TrashObserver:
+        """The observer of ``iig_obs_type`` (default: the observation)."""
+        return TrashObserver(
+            self.rules,
+            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False),
+            params,
+        )
+
+
+class TrashState(pyspiel.State):
+    """A game of Trash in OpenSpiel's API; the engine does every rule."""
+
+    def __init__(self, game: TrashGame, seed: int | None = None) -> None:
+        super().__init__(game)
+        # Only these two attributes: OpenSpiel's clone deep-copies a Python state's attributes.
+        self._engine: _Engine | None = None  # None until the deal
+        self._seed = seed
+
+    @property
+    def seed(self) -> int | None:
+        """The engine's seed (None before the deal when it is to be drawn from the game)."""
+        return self._seed
+
+    @property
+    def engine(self) -> Game | None:
+        """The engine's game (None before the deal). It holds the hidden cards: for tests,
+        analysis and bots that are allowed to cheat, never for an agent's observation."""
+        return self._engine
+
+    def current_player(self) -> int:
+        engine = self._engine
+        if engine is None:
+            return pyspiel.PlayerId.CHANCE
+        if engine.done:
+            return pyspiel.PlayerId.TERMINAL
+        return engine.current
+
+    def _legal_actions(self, player: int) -> list[int]:
+        return self._engine.legal_actions()
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return [(DEAL_ACTION, 1.0)]
+
+    def _apply_action(self, action: int) -> None:
+        if self._engine is None:
+            if action != DEAL_ACTION:
+                raise ValueError(f"the deal's only chance outcome is {DEAL_ACTION}, got {action}")
+            game = self.get_game()
+            if self._seed is None:
+                self._seed = game.next_seed()
+            self._engine = _Engine(game.rules, self._seed)
+        else:
+            self._engine.step(action)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            return "deal"
+        if 0 <= action < NUM_ENGINE_ACTIONS:
+            return ACTION_NAMES[action]
+        return f"action {action}"
+
+    def is_terminal(self) -> bool:
+        return self._engine is not None and self._engine.done
+
+    def returns(self) -> list[float]:
+        if self._engine is None:
+            return [0.0] * self.num_players()
+        return self._engine.returns()
+
+    def resample_from_infostate(
+        self, player_id: int, probability_sampler: Callable[[], float]
+    ) -> TrashState:
+        """A copy with every hidden card re-dealt at random, consistently with the public
+        information (the engine's ``resample_hidden``; the same information state).
+        ``probability_sampler()`` returns uniform numbers in [0, 1), e.g. ``rng.random`` of a
+        seeded numpy Generator or OpenSpiel's UniformProbabilitySampler; one call seeds the
+        re-deal."""
+        clone = self.clone()
+        if clone._engine is not None:
+            seed = int(probability_sampler() * 2**53)
+            clone._engine.resample_hidden(np.random.default_rng(seed))
+        return clone
+
+    def __str__(self) -> str:
+        """The whole state, hidden cards included (OpenSpiel's ToString, for debugging)."""
+        engine = self._engine
+        if engine is None:
+            return f"before the deal (seed {self._seed})"
+        lines = [
+            f"seed {self._seed}, deal {engine.deal_number}, turn {engine.turns}, "
+            f"decision {engine.decision.name}, player {engine.current}, done {engine.done}"
+        ]
+        for p in range(engine.num_players):
+            slots = " ".join(
+                _slot_text(engine.state[p][s], engine.layout[p][s]) for s in range(NUM_SLOTS)
+            )
+            lines.append(f"p{p} size {engine.sizes[p]} won {engine.rounds_won[p]}: {slots}")
+        lines.append(f"held {_card(engine.held)}")
+        lines.append("stock (top last) " + " ".join(map(card_short, engine.stock)))
+        lines.append("discard (top last) " + " ".join(map(card_short, engine.discard)))
+        lines.append(f"returns {engine.returns()}")
+        return "\n".join(lines)
+
+
+def _card(card: int) -> str:
+    return card_short(card) if card >= 0 else "-"
+
+
+def _slot_text(state: int, card: int) -> str:
+    if state == DOWN:
+        return f"[{card_short(card)}]"  # hidden, shown only in __str__
+    return _card(card) if state != WILD_UP else f"({card_short(card)})"
+
+
+# --------------------------------------------------------------------------- observations
+
+# Public-state features the information-state tensor adds to the observation, per rank
+# (joker, A..K) where marked, as shares of the decks' cards of that rank:
+PUBLIC_STATE_FEATURES = (
+    ("discard_per_rank", NUM_RANKS),  # the discard pile's cards
+    ("face_up_per_rank", NUM_RANKS),  # face-up cards in all layouts (natural and wild)
+    ("stock_known", 1),  # 1 once a reshuffle made the stock's contents public
+    ("stock_per_rank", NUM_RANKS),  # the stock's cards, when stock_known (else 0)
+    ("turn_progress", 1),  # turns played / max_turns
+    ("deal_progress", 1),  # deals finished / max_deals (0 without a deal limit)
+)
+PUBLIC_STATE_SIZE = sum(width for _, width in PUBLIC_STATE_FEATURES)
+
+
+def information_state_size(num_players: int) -> int:
+    """The length of the information-state tensor."""
+    return observation_size(num_players) + PUBLIC_STATE_SIZE
+
+
+# Event kinds as letters in the information-state string.
+_KIND_LETTER = {
+    "deal": "D",
+    "draw_stock": "S",
+    "take_discard": "T",
+    "place": "P",
+    "wild": "W",
+    "swap": "X",
+    "pickup": "U",
+    "decline": "N",
+    "discard": "R",
+    "reshuffle": "H",
+    "call": "C",
+    "penalty": "Y",
+    "claim": "L",
+    "round_won": "V",
+    "free_draws": "F",
+    "reveal": "E",
+    "shrink": "K",
+    "game_over": "O",
+    "truncated": "Z",
+}
+_TOKENS: dict[Event, str] = {}
+
+
+def event_token(event: Event) -> str:
+    """A short token for one public event: kind letter, player, card, slot (1-based or
+    number; omitted where meaningless). E.g. ``"0S7"``: player 0 drew a 7 from the stock."""
+    token = _TOKENS.get(event)
+    if token is None:
+        kind, player, card, slot = event
+        token = f"{player if player >= 0 else ''}{_KIND_LETTER[kind]}"
+        if kind in ("reshuffle", "game_over"):
+            token += str(card)  # a count, not a card
+        elif card >= 0:
+            token += card_short(card)
+        if slot >= 0:
+            token += f"@{slot + 1 if kind not in ('deal', 'shrink') else slot}"
+        _TOKENS[event] = token
+    return token
+
+
+class TrashObserver:
+    """OpenSpiel's Python observer: a tensor (with named views in ``dict``) and a string,
+    both from public information only."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        iig_obs_type: pyspiel.IIGObservationType,
+        params: Mapping[str, Any] | None,
+    ) -> None:
+        if params:
+            raise ValueError(f"{SHORT_NAME} observers take no parameters; got {dict(params)}")
+        self._rules = rules
+        self._public = iig_obs_type.public_info
+        self._recall = iig_obs_type.perfect_recall
+        n = rules.num_players
+        pieces: list[tuple[str, int]] = []
+        if self._public:
+            pieces.append(("observation", observation_size(n)))
+            if self._recall:
+                pieces += PUBLIC_STATE_FEATURES
+        # Trash has no private information: every player sees the same, so the private_info
+        # setting changes nothing.
+        self.tensor = np.zeros(sum(width for _, width in pieces), np.float32)
+        self.dict: dict[str, np.ndarray] = {}
+        index = 0
+        for name, width in pieces:
+            self.dict[name] = self.tensor[index : index + width]
+            index += width
+        self._decks_totals = np.array(
+            [max(t, 1) for t in rank_totals(rules.decks, rules.jokers)], np.float32
+        )
+
+    def set_from(self, state: TrashState, player: int) -> None:
+        """Fill ``tensor`` with ``state`` as ``player`` sees it."""
+        self.tensor.fill(0.0)
+        engine = state._engine
+        if engine is None or not self._public:
+            return
+        encode_observation(engine, player, self.dict["observation"])
+        if not self._recall:
+            return
+        totals = self._decks_totals
+        self.dict["discard_per_rank"][:] = _rank_counts(engine.discard) / totals
+        face_up = [
+            engine.layout[p][s]
+            for p in range(engine.num_players)
+            for s in range(NUM_SLOTS)
+            if engine.state[p][s] not in (DOWN, ABSENT)
+        ]
+        self.dict["face_up_per_rank"][:] = _rank_counts(face_up) / totals
+        if engine._stock_known:
+            self.dict["stock_known"][0] = 1.0
+            self.dict["stock_per_rank"][:] = _rank_counts(engine.stock) / totals
+        self.dict["turn_progress"][0] = engine.turns / self._rules.max_turns
+        if self._rules.max_deals is not None:
+            self.dict["deal_progress"][0] = engine.deal_number / self._rules.max_deals
+
+    def string_from(self, state: TrashState, player: int) -> str:
+        """The public history (perfect recall) or the public table, as ``player`` sees it."""
+        engine = state._engine
+        if not self._public:
+            return f"p{player}"
+        if self._recall:
+            if engine is None:
+                return f"p{player}"
+            return f"p{player} " + " ".join(map(event_token, engine.events))
+        if engine is None:
+            return f"p{player} before the deal"
+        return _public_table(engine, player)
+
+
+def _rank_counts(cards: list[int]) -> np.ndarray:
+    return np.bincount(np.asarray(cards, np.int64), minlength=NUM_RANKS).astype(np.float32)
+
+
+def _public_table(engine: Game, observer: int) -> str:
+    """The table as everyone sees it (face-down cards as ``##``), for ``observer``."""
+    if engine.done:
+        status = "truncated" if engine.truncated else f"won by {list(engine.winners)}"
+    else:
+        status = f"p{engine.current} to {Decision(engine.decision).name.lower()}"
+    lines = [f"p{observer} deal {engine.deal_number + 1} turn {engine.turns + 1}: {status}"]
+    for p in range(engine.num_players):
+        slots = "".join(cell(engine, p, s) for s in range(NUM_SLOTS))
+        lines.append(
+            f"p{p} size {engine.sizes[p]} won {engine.rounds_won[p]} "
+            f"down {engine.face_down_count(p)}:{slots}"
+        )
+    top = _card(engine.discard[-1]) if engine.discard else "-"
+    lines.append(
+        f"discard {len(engine.discard)} top {top}, stock {len(engine.stock)}, "
+        f"held {_card(engine.held)}"
+    )
+    return "\n".join(lines)
+
+
+pyspiel.register_game(_GAME_TYPE, TrashGame)
