@@ -9,8 +9,8 @@ Why it is built this way:
 - The learner plays :class:`trash_env.solo.TrashSoloEnv` (one seat; the opponents act inside
   ``step``) on ``--envs`` parallel envs. Each opponent seat draws, per episode, one entry of the
   ``--opponents`` list; ``self`` stands for the self-play pool: the last ``--pool-size``
-  snapshots of the learner, saved every ``--snapshot-every`` steps and pushed to every env
-  (``set_opponents``), played by sampling from their masked policy (varied opponents).
+  snapshots of the learner, saved after the PPO update at every ``--snapshot-every`` steps and
+  pushed to every env (``set_opponents``), played by sampling from their masked policy.
 - MaskablePPO always sees the action mask, so every action is legal.
 - Warm start (``--imitate greedy``, the default): the reward is a +-1 result decided mostly by
   the luck of the deal, so PPO from a random policy needs millions of steps to discover even
@@ -21,22 +21,43 @@ Why it is built this way:
   AEC env's ``round_rewards`` does: the same game, with the outcome of each deal visible.
 - Every ``--eval-every`` steps the deterministic policy is evaluated against ``greedy`` on
   duplicate deals (agents/evaluation.py); the figures go to the CSV log and the learning-curve
-  PNG. At the end it is evaluated against ``random`` and ``greedy`` and saved with a JSON sidecar
-  (rules, observation version and size, timesteps, seed, evaluation figures).
+  PNG. At the end it is evaluated against ``random`` and ``greedy`` and saved as a
+  ``.safetensors`` model (tensors only, the sidecar inside; agents/policy.py) with a readable
+  ``.json`` copy of the sidecar (rules, network, observation version and size, timesteps, seed,
+  evaluation figures). Every file is written atomically (temp file + rename): a killed run
+  leaves the previous ``--out`` model whole.
+- Checkpoints (``--checkpoint-every``) are taken after the PPO update of their rollout, in
+  ``<stem>_checkpoints/``: ``step_N.safetensors`` (the policy, safe to share) and
+  ``step_N.ckpt`` (what resuming needs: the stable-baselines3 model with its optimizer, the
+  envs mid-episode, the opponent pool and the torch/NumPy/Python random states). ``--resume``
+  from step N therefore reproduces an uninterrupted run's weights bit for bit. A ``.ckpt`` is
+  a pickle: resume only your own checkpoints (it runs any code a crafted file holds).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import io
 import json
 import math
+import pickle
+import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT_OUT = Path("runs/default/model.zip")
+DEFAULT_OUT = Path("runs/default/model.safetensors")
+MODEL_SUFFIX = ".safetensors"
+CHECKPOINT_SUFFIX = ".ckpt"
+CHECKPOINT_MAGIC = b"trash-env checkpoint v1\n"
+# Ceilings: a typo (an extra zero or three) fails at once instead of running for days.
+MAX_TIMESTEPS = 10**9
+MAX_ENVS = 256
+MAX_DEALS = 10**6
+MAX_SAMPLES = 10**7
 
 
 # ---------------------------------------------------------------------------- options
@@ -58,15 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
         "SubprocVecEnv (default: dummy)")
     add("--opponents", nargs="+", default=["random", "greedy", "self"], metavar="SPEC",
         help="opponent pool: bot specs (random, greedy, counting, search:rollouts=20, a "
-        "model .zip) and/or self (the self-play pool); each entry is drawn equally often "
-        "(default: random greedy self)")
+        "model .safetensors) and/or self (the self-play pool); each entry is drawn equally "
+        "often (default: random greedy self)")
     add("--out", type=Path, default=DEFAULT_OUT,
-        help=f"model path; the sidecar, CSV log and PNG go beside it (default: {DEFAULT_OUT})")
+        help=f"model path (.safetensors); the sidecar copy (.json), CSV log, PNG, checkpoints "
+        f"and self-play pool go beside it (default: {DEFAULT_OUT})")
     add("--resume", type=Path, default=None, metavar="CKPT",
-        help="continue training this checkpoint (.zip) up to --timesteps in total")
+        help="continue training from this checkpoint (a step_N.ckpt, or a checkpoints "
+        "directory: its latest good one) up to --timesteps in total; a damaged checkpoint "
+        "is skipped for the previous one. WARNING: a .ckpt is unpickled (it holds the "
+        "optimizer and the envs mid-episode), which runs any code a crafted file holds: "
+        "resume only checkpoints you made")
     add("--tensorboard", type=Path, default=None, metavar="DIR", help="TensorBoard log dir")
     add("--checkpoint-every", type=int, default=100_000, metavar="N",
-        help="save a checkpoint every N steps (default: 100000)")
+        help="save a checkpoint after the PPO update at every N steps (default: 100000)")
     add("--snapshot-every", type=int, default=50_000, metavar="N",
         help="add a self-play snapshot every N steps (default: 50000)")
     add("--pool-size", type=int, default=5, help="self-play snapshots kept (default: 5)")
@@ -103,33 +129,156 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INT_BOUNDS = {  # flag -> (lowest, highest)
+    "timesteps": (1, MAX_TIMESTEPS),
+    "seed": (0, 2**32 - 1),
+    "envs": (1, MAX_ENVS),
+    "checkpoint_every": (1, MAX_TIMESTEPS),
+    "snapshot_every": (1, MAX_TIMESTEPS),
+    "pool_size": (1, 100),
+    "eval_every": (0, MAX_TIMESTEPS),
+    "eval_deals": (1, MAX_DEALS),
+    "final_deals": (1, MAX_DEALS),
+    "imitate_samples": (1, MAX_SAMPLES),
+    "imitate_epochs": (1, 1000),
+    "workers": (1, 256),
+    "n_steps": (2, 2**16),
+    "batch_size": (2, 2**20),
+    "epochs": (1, 1000),
+    "threads": (1, 256),
+}
+
+
 def check_args(args: argparse.Namespace) -> None:
-    """Clear errors for values argparse cannot check."""
-    for name in ("timesteps", "envs", "checkpoint_every", "snapshot_every", "pool_size",
-                 "eval_deals", "final_deals", "n_steps", "batch_size", "epochs", "threads"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be 1 or more, got "
-                             f"{getattr(args, name)}")
-    if args.eval_every < 0:
-        raise ValueError(f"--eval-every must be 0 or more, got {args.eval_every}")
+    """Every flag checked before any work, with an error naming the flag and the allowed
+    values: sizes within bounds (ceilings on the budgets), gamma in (0, 1], finite learning
+    rate and entropy coefficient, writable output paths, a readable checkpoint."""
+    from trash_env.cli import check_float, check_int, check_output_path
+
+    for name, (low, high) in INT_BOUNDS.items():
+        check_int("--" + name.replace("_", "-"), getattr(args, name), low, high)
+    if args.batch_size > args.n_steps * args.envs:
+        raise ValueError(f"--batch-size must be at most --n-steps x --envs = "
+                         f"{args.n_steps * args.envs} (one rollout), got {args.batch_size}")
+    check_float("--gamma", args.gamma, 0.0, 1.0, low_open=True)
+    check_float("--lr", args.lr, 0.0, 1.0, low_open=True)
+    check_float("--ent-coef", args.ent_coef, 0.0, 10.0)
+    from agents.policy import MAX_LAYERS, MAX_WIDTH
+
     try:
         args.net_arch = [int(x) for x in args.net.split(",")]
-        assert args.net_arch and all(x > 0 for x in args.net_arch)
+        assert 1 <= len(args.net_arch) <= MAX_LAYERS
+        assert all(1 <= x <= MAX_WIDTH for x in args.net_arch)
     except (ValueError, AssertionError):
-        raise ValueError(f"--net must be sizes like 128,128, got {args.net!r}") from None
-    if args.out.suffix != ".zip":
-        raise ValueError(f"--out must end in .zip, got {args.out}")
-    if args.resume is not None and not args.resume.is_file():
-        raise ValueError(f"--resume: checkpoint {args.resume} not found")
-    if args.workers < 1:
-        raise ValueError(f"--workers must be 1 or more, got {args.workers}")
+        raise ValueError(f"--net must be 1 to {MAX_LAYERS} layer sizes from 1 to {MAX_WIDTH} "
+                         f"like 128,128, got {args.net!r}") from None
+    if args.out.suffix == ".zip":
+        raise ValueError(f"--out must end in {MODEL_SUFFIX} (train.py no longer writes "
+                         f".zip models, which run code when loaded), got {str(args.out)!r}")
+    check_output_path("--out", args.out, (MODEL_SUFFIX,))
+    stem = args.out.parent / args.out.stem
+    check_output_path("--out (its CSV log)", Path(f"{stem}_log.csv"))
+    check_output_path("--out (its curve)", Path(f"{stem}_curve.png"))
+    for kind in ("checkpoints", "pool"):
+        folder = Path(f"{stem}_{kind}")
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"--out: {str(folder)!r} must be a directory for the {kind}, "
+                             "but it is a file")
+    if args.tensorboard is not None:
+        if args.tensorboard.exists() and not args.tensorboard.is_dir():
+            raise ValueError(f"--tensorboard must be a directory, got the file "
+                             f"{str(args.tensorboard)!r}")
+        check_output_path("--tensorboard", args.tensorboard / "events")
+    args.resume_state = None
+    if args.resume is not None:
+        args.resume_state = find_checkpoint(args.resume)
     from agents.base import make_agent
 
     for spec in args.opponents + ([args.imitate] if args.imitate != "none" else []):
         if spec != "self":
             make_agent(spec, seed=0)  # an unknown bot or option fails before any training
-    if args.imitate_samples < 1 or args.imitate_epochs < 1:
-        raise ValueError("--imitate-samples and --imitate-epochs must be 1 or more")
+
+
+# ---------------------------------------------------------------------------- checkpoints
+
+
+def _checkpoint_step(path: Path) -> int:
+    match = re.fullmatch(r"step_(\d+)" + re.escape(CHECKPOINT_SUFFIX), path.name)
+    return int(match.group(1)) if match else -1
+
+
+def write_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    """The resume state, pickled behind a magic line and its SHA-256, written atomically: a
+    torn or damaged file is recognised before anything is unpickled."""
+    from trash_env.cli import atomic_write_bytes
+
+    payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    atomic_write_bytes(path, CHECKPOINT_MAGIC + hashlib.sha256(payload).digest() + payload)
+
+
+def read_checkpoint_payload(path: Path) -> bytes:
+    """The checked payload of a checkpoint file; ``ValueError`` saying why if damaged."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ValueError(f"cannot read it ({error})") from None
+    head = len(CHECKPOINT_MAGIC)
+    if not data.startswith(CHECKPOINT_MAGIC):
+        raise ValueError("not a train.py checkpoint (wrong first bytes)")
+    digest, payload = data[head:head + 32], data[head + 32:]
+    if len(digest) < 32 or hashlib.sha256(payload).digest() != digest:
+        raise ValueError("damaged or truncated (its SHA-256 does not match)")
+    return payload
+
+
+def find_checkpoint(where: Path) -> dict[str, Any]:
+    """The newest good checkpoint: ``where`` itself, or (a directory) its latest; a damaged
+    one is reported on stderr and the previous one is used. The chosen file is unpickled:
+    a checkpoint is the user's own file (see --help)."""
+    if where.is_dir():
+        candidates = sorted(where.glob("step_*" + CHECKPOINT_SUFFIX), key=_checkpoint_step,
+                            reverse=True)
+        if not candidates:
+            raise ValueError(f"--resume: no step_N{CHECKPOINT_SUFFIX} checkpoint in "
+                             f"{str(where)!r}")
+    elif where.is_file():
+        if where.suffix != CHECKPOINT_SUFFIX:
+            raise ValueError(f"--resume takes a step_N{CHECKPOINT_SUFFIX} checkpoint written "
+                             f"by train.py or its directory, got {str(where)!r}")
+        step = _checkpoint_step(where)
+        older = [p for p in where.parent.glob("step_*" + CHECKPOINT_SUFFIX)
+                 if 0 <= _checkpoint_step(p) < step]
+        candidates = [where] + sorted(older, key=_checkpoint_step, reverse=True)
+    else:
+        raise ValueError(f"--resume: checkpoint {str(where)!r} not found")
+    for path in candidates:
+        try:
+            payload = read_checkpoint_payload(path)
+        except ValueError as error:
+            print(f"train.py: --resume: skipping checkpoint {path}: {error}", file=sys.stderr)
+            continue
+        try:
+            state = pickle.loads(payload)
+        except Exception as error:  # a digest-valid file that does not unpickle: say so
+            print(f"train.py: --resume: skipping checkpoint {path}: it does not load "
+                  f"({type(error).__name__}: {error})", file=sys.stderr)
+            continue
+        if not isinstance(state, dict) or state.get("format") != "trash-env-checkpoint":
+            print(f"train.py: --resume: skipping checkpoint {path}: not a train.py "
+                  "checkpoint", file=sys.stderr)
+            continue
+        if path != candidates[0]:
+            print(f"train.py: --resume: using the previous good checkpoint {path}",
+                  file=sys.stderr)
+        state["path"] = str(path)
+        return state
+    raise ValueError(f"--resume: no usable checkpoint in {str(where)!r} (every one is damaged)")
+
+
+# Flags that change the trained weights: a resumed run must use the checkpoint's values.
+RESUME_FLAGS = ("envs", "vec", "opponents", "snapshot_every", "pool_size", "net", "lr",
+                "n_steps", "batch_size", "epochs", "gamma", "ent_coef", "round_rewards",
+                "threads")
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -229,11 +378,10 @@ def imitate(model: Any, teacher: str, samples: int, epochs: int, seed: int,
 
 
 def save_model(model: Any, path: Path, info: dict[str, Any]) -> None:
-    from agents.policy import write_sidecar
+    """The policy as a ``.safetensors`` model file with its sidecar (atomic writes)."""
+    from agents.policy import save_sb3_policy
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    model.save(str(path))
-    write_sidecar(path, {**info, "timesteps": int(model.num_timesteps)})
+    save_sb3_policy(model, path, {**info, "timesteps": int(model.num_timesteps)})
 
 
 class TrainingMonitor:
@@ -261,17 +409,31 @@ class TrainingMonitor:
                         self.episodes += 1
                         self.wins += bool(info.get("won"))
                         self.reward_sum += float(info.get("episode", {}).get("r", 0.0))
+                return True
+
+            def _on_rollout_start(self) -> None:
+                # The previous rollout's PPO update is done: snapshots, checkpoints and
+                # evaluations see the weights it produced, so resuming a checkpoint of step N
+                # continues exactly where the uninterrupted run was.
+                self.after_update(final=False)
+
+            def _on_training_end(self) -> None:
+                self.after_update(final=True)
+
+            def after_update(self, final: bool) -> None:
                 steps = self.model.num_timesteps
-                if steps >= self.next_snapshot:
+                if steps >= self.next_snapshot and not final:
                     self.run.add_snapshot(self.model)
-                    self.next_snapshot += self.run.args.snapshot_every
+                    while self.next_snapshot <= steps:
+                        self.next_snapshot += self.run.args.snapshot_every
                 if steps >= self.next_checkpoint:
                     self.run.checkpoint(self.model)
-                    self.next_checkpoint += self.run.args.checkpoint_every
-                if steps >= self.next_eval:
+                    while self.next_checkpoint <= steps:
+                        self.next_checkpoint += self.run.args.checkpoint_every
+                if steps >= self.next_eval and not final:
                     self.run.log_row(self.model, self, evaluate=True)
-                    self.next_eval += self.run.args.eval_every
-                return True
+                    while self.next_eval <= steps:
+                        self.next_eval += self.run.args.eval_every
 
         return _Monitor(*args, **kwargs)
 
@@ -366,14 +528,38 @@ class Run:
     def add_snapshot(self, model: Any) -> None:
         if not self.self_play:
             return
-        path = self.pool_dir / f"snapshot_{model.num_timesteps:09d}.zip"
+        path = self.pool_dir / f"snapshot_{model.num_timesteps:09d}{MODEL_SUFFIX}"
         save_model(model, path, self.info())
         self.snapshots.append(str(path))
         self.snapshots = self.snapshots[-self.args.pool_size:]
         self.venv.env_method("set_opponents", self.pool())
 
     def checkpoint(self, model: Any) -> None:
-        save_model(model, self.ckpt_dir / f"step_{model.num_timesteps:09d}.zip", self.info())
+        """``step_N.safetensors`` (the policy) and ``step_N.ckpt`` (everything resuming needs,
+        pickled: the model with its optimizer, the envs, the pool, the random states)."""
+        import random
+
+        import numpy as np
+        import torch
+
+        steps = int(model.num_timesteps)
+        save_model(model, self.ckpt_dir / f"step_{steps:09d}{MODEL_SUFFIX}", self.info())
+        buffer = io.BytesIO()
+        model.save(buffer)
+        state = {
+            "format": "trash-env-checkpoint",
+            "timesteps": steps,
+            "model": buffer.getvalue(),
+            "envs": self.venv.env_method("checkpoint_blob"),
+            "last_obs": model._last_obs,
+            "last_episode_starts": model._last_episode_starts,
+            "snapshots": list(self.snapshots),
+            "imitation": self.imitation,
+            "flags": {name: getattr(self.args, name) for name in RESUME_FLAGS},
+            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
+                    "python": random.getstate()},
+        }
+        write_checkpoint(self.ckpt_dir / f"step_{steps:09d}{CHECKPOINT_SUFFIX}", state)
 
     # -- envs and model
     def make_venv(self) -> Any:
@@ -384,15 +570,18 @@ class Run:
 
         pool = self.pool()
         rules, round_rewards = self.rules, self.args.round_rewards
+        blobs = self.args.resume_state["envs"] if self.args.resume_state else None
 
         def factory(rank: int) -> Any:
             def make() -> Any:
                 import torch
 
                 torch.set_num_threads(1)
+                if blobs is not None:  # the envs of the checkpoint, mid-episode
+                    return _checkpointable(pickle.loads(blobs[rank]))
                 env = TrashSoloEnv(opponents=pool, round_rewards=round_rewards, **rules)
                 env.reset(seed=self.args.seed * 1000 + rank)
-                return Monitor(env)
+                return _checkpointable(Monitor(env))
 
             return make
 
@@ -412,12 +601,23 @@ class Run:
             except ImportError:
                 raise ValueError("--tensorboard needs the tensorboard package "
                                  "(pip install tensorboard)") from None
-        if args.resume is not None:
-            from agents.policy import read_sidecar
+        state = args.resume_state
+        if state is not None:
+            import random
 
-            read_sidecar(args.resume)  # a checkpoint for another layout fails clearly here
-            model = MaskablePPO.load(str(args.resume), env=self.venv, device="cpu",
-                                     tensorboard_log=tensorboard)
+            import numpy as np
+            import torch
+
+            model = MaskablePPO.load(io.BytesIO(state["model"]), env=self.venv, device="cpu",
+                                     tensorboard_log=tensorboard, force_reset=False)
+            if model.observation_space.shape != self.venv.observation_space.shape:
+                raise ValueError("--resume: the checkpoint's model does not fit these envs")
+            model._last_obs = state["last_obs"]
+            model._last_episode_starts = state["last_episode_starts"]
+            # load() reseeded every generator: put back the states of the checkpoint's moment.
+            torch.set_rng_state(state["rng"]["torch"])
+            np.random.set_state(state["rng"]["numpy"])
+            random.setstate(state["rng"]["python"])
             self.start_steps = int(model.num_timesteps)
             return model
         return MaskablePPO(
@@ -446,7 +646,7 @@ class Run:
         monitor.episodes = monitor.wins = 0
         monitor.reward_sum = 0.0
         if evaluate:
-            path = self.pool_dir / "eval_current.zip"
+            path = self.pool_dir / f"eval_current{MODEL_SUFFIX}"
             save_model(model, path, self.info())
             figures = evaluate_policy_vs(path, "greedy", self.args.eval_deals,
                                          self.args.seed + steps, self.rules)
@@ -499,23 +699,63 @@ def plot_curve(csv_path: Path, png_path: Path, title: str) -> Path | None:
     ax.set_title(title)
     ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)
+    from trash_env.cli import atomic_write_bytes
+
+    atomic_write_bytes(png_path, buffer.getvalue())
     return png_path
+
+
+def _checkpointable(env: Any) -> Any:
+    """``env`` (a Monitor) in a wrapper whose ``checkpoint_blob()`` pickles it, in whichever
+    process it lives (``VecEnv.env_method``): a checkpoint holds the envs mid-episode."""
+    import gymnasium as gym
+
+    class Checkpointable(gym.Wrapper):
+        def checkpoint_blob(self) -> bytes:
+            return pickle.dumps(self.env, protocol=pickle.HIGHEST_PROTOCOL)
+
+    return Checkpointable(env)
+
+
+def _check_resume_flags(args: argparse.Namespace) -> None:
+    """A resumed run reproduces the uninterrupted one only with the same training flags."""
+    saved = args.resume_state.get("flags", {})
+    differ = [name for name in RESUME_FLAGS if name in saved and saved[name] != getattr(
+        args, name)]
+    if differ:
+        shown = "; ".join(f"--{n.replace('_', '-')} {saved[n]!r} (given {getattr(args, n)!r})"
+                          for n in differ)
+        raise ValueError(f"--resume: the checkpoint was trained with other flags: {shown}; "
+                         "give the checkpoint's values")
 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:
     """Run the training that ``args`` describe and return the final sidecar."""
     import torch
 
+    if not hasattr(args, "resume_state"):
+        args.resume_state = None
     torch.set_num_threads(args.threads)
     run = Run(args)
+    state = args.resume_state
+    if state is not None:
+        _check_resume_flags(args)
+        if len(state["envs"]) != args.envs:
+            raise ValueError(f"--resume: the checkpoint holds {len(state['envs'])} envs, "
+                             f"--envs is {args.envs}")
+        if int(state["timesteps"]) > args.timesteps:
+            raise ValueError(f"--timesteps {args.timesteps} is below the checkpoint's step "
+                             f"{state['timesteps']}")
+        run.snapshots = list(state["snapshots"])
+        run.imitation = dict(state["imitation"])
+        print(f"resuming from {state['path']} (step {state['timesteps']})", flush=True)
     run.dir.mkdir(parents=True, exist_ok=True)
-    if args.resume is not None:
-        run.snapshots = [str(args.resume)] if run.self_play else []
     run.venv = run.make_venv()
     model = run.make_model()
-    if args.imitate != "none" and args.resume is None:
+    if args.imitate != "none" and state is None:
         run.imitation = imitate(model, args.imitate, args.imitate_samples, args.imitate_epochs,
                                 args.seed, run.bots, run.rules, args.round_rewards,
                                 args.gamma)
@@ -533,7 +773,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         from stable_baselines3.common.callbacks import CallbackList
 
         model.learn(remaining, callback=CallbackList(callbacks),
-                    reset_num_timesteps=args.resume is None, tb_log_name=run.stem)
+                    reset_num_timesteps=state is None, tb_log_name=run.stem)
     if not args.no_progress:
         callbacks[1].close()
     elapsed = time.perf_counter() - run.start_time
@@ -541,10 +781,13 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     run.log_row(model, monitor,
                 evaluate=bool(args.eval_every) and run.last_eval != model.num_timesteps)
     run.venv.close()
-    save_model(model, args.out, run.info())
+    # Evaluated from a file beside the pool; --out is replaced only once all is done, so a run
+    # killed before the end leaves the previous --out model as it was.
+    final = run.pool_dir / f"final{MODEL_SUFFIX}"
+    save_model(model, final, run.info())
     evaluation = {}
     for opponent in ("random", "greedy"):
-        figures = evaluate_policy_vs(args.out, opponent, args.final_deals, args.seed + 1,
+        figures = evaluate_policy_vs(final, opponent, args.final_deals, args.seed + 1,
                                      run.rules, workers=args.workers)
         evaluation[opponent] = figures
         low, high = figures["ci95"]
@@ -554,10 +797,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     info = {**run.info(), "evaluation": evaluation,
             "training_seconds": round(elapsed, 1), "steps_per_s": round(throughput, 1),
             "evaluation_deals": args.final_deals}
-    from agents.policy import write_sidecar
-
     info["timesteps"] = int(model.num_timesteps)
-    write_sidecar(args.out, info)
+    save_model(model, args.out, info)
     png = plot_curve(run.csv_path, run.png_path,
                      f"{run.stem}: {run.num_players} players, {run.rules_obj.episode} episodes")
     print(f"saved {args.out} (+ {args.out.with_suffix('.json').name}); log {run.csv_path}"

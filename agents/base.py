@@ -90,17 +90,28 @@ def _convert(spec: str, key: str, value: str, kind: type) -> object:
         ) from None
 
 
+MODEL_SUFFIX = ".safetensors"
+
+
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build the agent a spec names: a registered bot (``greedy``, ``search:rollouts=200``) or
-    a trained model (a path ending in ``.zip``, or ``pretrained``)."""
+    a trained model (a path ending in ``.safetensors``, or ``pretrained``). A ``.zip`` model is
+    refused: loading one unpickles it, and a crafted file would run code."""
+    if not isinstance(spec, str):
+        raise ValueError(f"agent spec must be a string, got {type(spec).__name__}")
     _load_builtin_agents()
     name, raw = parse_spec(spec)
-    if name.endswith(".zip") or name == "pretrained":
-        from agents.policy import load_policy_agent  # needs the train extra
+    lowered = name.lower()
+    if lowered.endswith(".zip"):
+        from agents.policy import zip_refusal
+
+        raise ValueError(zip_refusal(name))
+    if lowered.endswith(MODEL_SUFFIX) or name == "pretrained":
+        from agents.policy import load_policy_agent
 
         return load_policy_agent(name, seed=seed, **raw)
     if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY) + ["pretrained", "PATH.zip"])
+        known = ", ".join(sorted(_REGISTRY) + ["pretrained", "PATH" + MODEL_SUFFIX])
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {known}")
     factory, allowed = _REGISTRY[name]
     unknown = sorted(set(raw) - set(allowed))

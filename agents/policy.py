@@ -1,103 +1,483 @@
-"""Trained policies as agents: a MaskablePPO (or PPO) model saved by ``train.py``.
+"""Trained policies as agents, from model files that hold only tensors and JSON.
 
-A model is a stable-baselines3 ``.zip`` with a JSON sidecar beside it (same name, ``.json``)
-that records what it was trained for: the observation layout (``obs_version``,
-``observation_size``), the rules, the number of players, timesteps, seed and evaluation figures.
-Loading checks the sidecar against this version of :mod:`trash_env.observation` and the model's
-own input size, so a model made for another layout fails at once with a ``ValueError`` that
-says why, instead of playing nonsense or failing deep inside torch.
+A model is one ``.safetensors`` file (written by ``train.py``): the policy network's tensors
+plus, in the file's metadata, the JSON sidecar that says what they are (network architecture
+and activation, observation version and size, number of players, rules, training figures).
+A copy of the sidecar is written beside it (same name, ``.json``) for people and tools to
+read; loading uses the copy inside the weights file, so the two can never be mismatched by a
+crash between two writes.
+
+Why not stable-baselines3's ``.zip``: loading one unpickles Python objects, so a crafted file
+runs arbitrary code. Agent specs naming a ``.zip`` are refused. The network is rebuilt from
+the sidecar and every tensor's name, dtype and shape is checked against it before any data is
+read; the header, the JSON's size and depth and every value the loader uses are bounded, so a
+hostile or damaged file fails with a ``ValueError`` that says what is wrong.
 
 Why a NumPy forward pass: agents act one observation at a time (opponents inside the solo env,
-evaluation), where torch's per-call overhead costs ~10x the arithmetic of a 128x128 MLP. The
-policy's layers are copied into NumPy arrays once; the actor is always given the action mask
-(illegal logits are set to -inf) and picks the argmax by default.
+evaluation), where torch's per-call overhead costs ~10x the arithmetic of a 128x128 MLP. Loading
+needs neither torch nor stable-baselines3. The actor is always given the action mask (illegal
+logits are set to -inf) and picks the argmax by default.
+
+``python -m agents.policy convert OLD.zip NEW.safetensors --trust-pickle`` converts a
+stable-baselines3 ``.zip`` you made yourself (it unpickles the ``.zip``: never run it on a file
+from someone else).
 """
 
 from __future__ import annotations
 
 import json
-import zipfile
+import math
+import struct
+import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.base import Agent
+from trash_env.cli import atomic_write_bytes
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.view import PublicView
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
-PRETRAINED = MODELS_DIR / "pretrained_2p.zip"
+PRETRAINED = MODELS_DIR / "pretrained_2p.safetensors"
+MODEL_SUFFIX = ".safetensors"
 SIDECAR_FORMAT = "trash-env-policy"
+METADATA_KEY = "trash_env_policy"
+NUM_ACTIONS = 13
+ACTIVATIONS = ("tanh", "relu")
+
+# Bounds on what a model file may make the loader parse or allocate.
+MAX_FILE_BYTES = 256 * 2**20  # 256 MiB of tensors
+MAX_HEADER_BYTES = 2**20  # the safetensors JSON header, sidecar included
+MAX_JSON_DEPTH = 16
+MAX_LAYERS = 8
+MAX_WIDTH = 4096
+MAX_STRING = 4096
+
+
+def safe_text(text: object) -> str:
+    """``text`` with control and format characters escaped (``\\x1b``): names that come from
+    files or paths are never written raw to a terminal."""
+    out = []
+    for char in str(text):
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            out.append(char.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def sidecar_path(model_path: str | Path) -> Path:
-    """``model.zip`` -> ``model.json``."""
-    path = Path(model_path)
-    return path.with_suffix(".json")
+    """``model.safetensors`` -> ``model.json`` (the readable copy of the sidecar)."""
+    return Path(model_path).with_suffix(".json")
 
 
-def write_sidecar(model_path: str | Path, info: dict[str, Any]) -> Path:
-    """Write the JSON sidecar of a saved model (``info`` plus the observation layout)."""
-    num_players = int(info["num_players"])
-    data = {
-        "format": SIDECAR_FORMAT,
-        "obs_version": OBS_VERSION,
-        "observation_size": observation_size(num_players),
-        **info,
-    }
-    path = sidecar_path(model_path)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    return path
+# ---------------------------------------------------------------------------- the sidecar
 
 
-def read_sidecar(model_path: str | Path) -> dict[str, Any]:
-    """The sidecar of a model, checked against this observation layout (``ValueError`` if not)."""
-    path = sidecar_path(model_path)
-    if not path.is_file():
-        raise ValueError(
-            f"model {model_path}: no sidecar {path.name} beside it; models saved by train.py "
-            "have one (it records the observation layout the model was trained on)"
-        )
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of a parsed JSON value, stopping early past ``limit``."""
+    if isinstance(value, dict):
+        children = list(value.values())
+    elif isinstance(value, list):
+        children = value
+    else:
+        return 0
+    deepest = 0
+    for child in children:
+        deepest = max(deepest, 1 + _depth(child, limit))
+        if deepest > limit:
+            break
+    return deepest
+
+
+def parse_json(text: str | bytes, where: str, max_bytes: int = MAX_HEADER_BYTES,
+               max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """JSON from an untrusted source, bounded in size and nesting depth (``ValueError``)."""
+    if len(text) > max_bytes:
+        raise ValueError(f"{where}: {len(text)} bytes of JSON, more than the {max_bytes} allowed")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{where}: not UTF-8 text ({error})") from None
+    # Depth before parsing: json's recursion on 100,000 brackets is slow or a RecursionError.
+    depth = peak = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            peak = max(peak, depth)
+            if peak > max_depth:
+                raise ValueError(f"{where}: JSON nested deeper than {max_depth} levels")
+        elif char in "]}":
+            depth -= 1
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"model sidecar {path}: not valid JSON ({error})") from None
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as error:
+        raise ValueError(f"{where}: not valid JSON ({safe_text(error)})") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_strings(value: Any, where: str) -> None:
+    if isinstance(value, str):
+        if len(value) > MAX_STRING:
+            raise ValueError(f"{where}: a string of {len(value)} characters (at most "
+                             f"{MAX_STRING})")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_strings(key, where)
+            _check_strings(item, where)
+    elif isinstance(value, list):
+        for item in value:
+            _check_strings(item, where)
+
+
+def _int_in(data: dict, key: str, low: int, high: int, where: str) -> int:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{where}: {key} must be an integer from {low} to {high}, "
+                         f"got {safe_text(repr(value))}")
+    return value
+
+
+def network_tensors(network: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The tensors (name -> shape) a policy network of this architecture holds: the names of
+    stable-baselines3's ``MlpPolicy`` state dict (actor, critic and their heads)."""
+    inputs, hidden = network["inputs"], network["hidden"]
+    value_hidden = network["value_hidden"]
+    shapes: dict[str, tuple[int, ...]] = {}
+    for prefix, sizes in (("mlp_extractor.policy_net", hidden),
+                          ("mlp_extractor.value_net", value_hidden)):
+        width = inputs
+        for i, size in enumerate(sizes):
+            shapes[f"{prefix}.{2 * i}.weight"] = (size, width)
+            shapes[f"{prefix}.{2 * i}.bias"] = (size,)
+            width = size
+    last_pi = hidden[-1] if hidden else inputs
+    last_vf = value_hidden[-1] if value_hidden else inputs
+    shapes["action_net.weight"] = (NUM_ACTIONS, last_pi)
+    shapes["action_net.bias"] = (NUM_ACTIONS,)
+    shapes["value_net.weight"] = (1, last_vf)
+    shapes["value_net.bias"] = (1,)
+    return shapes
+
+
+def check_sidecar(data: Any, where: str) -> dict[str, Any]:
+    """The sidecar ``data``, every value the loader relies on range-checked (``ValueError``
+    naming the field otherwise). Extra fields (training figures) are kept as they are."""
     if not isinstance(data, dict) or data.get("format") != SIDECAR_FORMAT:
-        raise ValueError(f"model sidecar {path}: not a trash-env policy sidecar")
-    version, size = data.get("obs_version"), data.get("observation_size")
-    players = data.get("num_players")
+        raise ValueError(f"{where}: not a trash-env policy sidecar (format must be "
+                         f"{SIDECAR_FORMAT!r})")
+    if _depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise ValueError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    _check_strings(data, where)
+    version = data.get("obs_version")
     if version != OBS_VERSION:
         raise ValueError(
-            f"model {model_path} was trained on observation version {version!r}, but this "
+            f"{where}: trained on observation version {safe_text(repr(version))}, but this "
             f"trash-env encodes version {OBS_VERSION}: retrain it with train.py"
         )
-    if not isinstance(players, int) or not 2 <= players <= 6 or size != observation_size(players):
+    players = _int_in(data, "num_players", 2, 6, where)
+    size = data.get("observation_size")
+    if size != observation_size(players):
         raise ValueError(
-            f"model sidecar {path}: observation_size {size!r} does not match "
-            f"num_players {players!r} under observation version {OBS_VERSION}"
+            f"{where}: observation_size {safe_text(repr(size))} does not match num_players "
+            f"{players} under observation version {OBS_VERSION} ({observation_size(players)})"
         )
+    rules = data.get("rules")
+    if not isinstance(rules, dict):
+        raise ValueError(f"{where}: rules must be a JSON object of rules options")
+    from trash_env.rules import Rules
+
+    try:
+        parsed = Rules.from_options(**{str(k): v for k, v in rules.items()})
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{where}: rules: {safe_text(error)}") from None
+    if parsed.num_players != players:
+        raise ValueError(f"{where}: rules are for {parsed.num_players} players, but "
+                         f"num_players is {players}")
+    network = data.get("network")
+    if not isinstance(network, dict):
+        raise ValueError(f"{where}: network must be a JSON object (inputs, hidden, "
+                         "value_hidden, activation, actions)")
+    if network.get("inputs") != size:
+        raise ValueError(f"{where}: network inputs {safe_text(repr(network.get('inputs')))} "
+                         f"differ from observation_size {size}")
+    if network.get("actions") != NUM_ACTIONS:
+        raise ValueError(f"{where}: network actions must be {NUM_ACTIONS}, got "
+                         f"{safe_text(repr(network.get('actions')))}")
+    if network.get("activation") not in ACTIVATIONS:
+        raise ValueError(f"{where}: network activation must be one of "
+                         f"{', '.join(ACTIVATIONS)}, got "
+                         f"{safe_text(repr(network.get('activation')))}")
+    for key in ("hidden", "value_hidden"):
+        sizes = network.get(key)
+        if (not isinstance(sizes, list) or len(sizes) > MAX_LAYERS
+                or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_WIDTH
+                       for s in sizes)):
+            raise ValueError(f"{where}: network {key} must be a list of at most {MAX_LAYERS} "
+                             f"layer sizes from 1 to {MAX_WIDTH}, got "
+                             f"{safe_text(repr(sizes))[:200]}")
+    for key in ("timesteps", "seed"):
+        if key in data and data[key] is not None:
+            _int_in(data, key, 0, 2**63 - 1, where)
     return data
 
 
-def _numpy_layers(policy: Any) -> list[tuple[str, Any]] | None:
-    """The actor as a list of NumPy steps, or None if it holds a layer this does not know."""
+def _read_header(path: Path) -> tuple[dict[str, Any], int]:
+    """The safetensors header of ``path`` (bounded) and where its data starts."""
+    try:
+        if path.is_dir():
+            raise ValueError(f"model file {safe_text(path)} is a directory, not a "
+                             f"{MODEL_SUFFIX} file")
+        if not path.is_file():
+            raise ValueError(f"model file {safe_text(path)} not found")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ValueError(f"model file {safe_text(path)}: {size} bytes, more than the "
+                             f"{MAX_FILE_BYTES} allowed")
+        with path.open("rb") as handle:
+            head = handle.read(8)
+            if len(head) < 8:
+                raise ValueError(f"model file {safe_text(path)} is truncated (no header)")
+            (length,) = struct.unpack("<Q", head)
+            if length > MAX_HEADER_BYTES or 8 + length > size:
+                raise ValueError(
+                    f"model file {safe_text(path)} is not a safetensors file or is truncated "
+                    f"(header of {length} bytes in a file of {size}; at most "
+                    f"{MAX_HEADER_BYTES})"
+                )
+            raw = handle.read(length)
+    except OSError as error:
+        raise ValueError(f"model file {safe_text(path)}: {safe_text(error)}") from None
+    header = parse_json(raw, f"model file {safe_text(path)}: header")
+    if not isinstance(header, dict):
+        raise ValueError(f"model file {safe_text(path)}: the header is not a JSON object")
+    return header, 8 + length
+
+
+def read_sidecar(model_path: str | Path) -> dict[str, Any]:
+    """The sidecar stored in a model file, checked (``ValueError`` saying what is wrong)."""
+    path = Path(model_path)
+    where = f"model {safe_text(path)}"
+    header, _ = _read_header(path)
+    metadata = header.get("__metadata__")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get(METADATA_KEY), str):
+        raise ValueError(f"{where}: no trash-env sidecar in the file's metadata; models saved "
+                         "by train.py have one (it records what the network was trained on)")
+    data = parse_json(metadata[METADATA_KEY], f"{where}: sidecar")
+    return check_sidecar(data, f"{where}: sidecar")
+
+
+def _check_tensors(header: dict[str, Any], sidecar: dict[str, Any], data_start: int,
+                   file_size: int, where: str) -> None:
+    """Every tensor the sidecar's network needs, float32, with its shape; nothing else."""
+    expected = network_tensors(sidecar["network"])
+    found = {k: v for k, v in header.items() if k != "__metadata__"}
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    if missing:
+        raise ValueError(f"{where}: missing tensor(s) {', '.join(missing)} that the sidecar's "
+                         "network needs")
+    if extra:
+        shown = safe_text(", ".join(extra[:5]))[:300]
+        raise ValueError(f"{where}: {len(extra)} tensor(s) the sidecar's network does not "
+                         f"have: {shown}")
+    end = 0
+    for name, shape in expected.items():
+        entry = found[name]
+        if not isinstance(entry, dict) or entry.get("dtype") != "F32":
+            dtype = entry.get("dtype") if isinstance(entry, dict) else entry
+            raise ValueError(f"{where}: tensor {name} must be float32 (F32), got "
+                             f"{safe_text(repr(dtype))[:50]}")
+        if entry.get("shape") != list(shape):
+            raise ValueError(f"{where}: tensor {name} has shape "
+                             f"{safe_text(repr(entry.get('shape')))[:100]}, the sidecar's "
+                             f"network needs {list(shape)}")
+        offsets = entry.get("data_offsets")
+        nbytes = 4 * math.prod(shape)
+        if (not isinstance(offsets, list) or len(offsets) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in offsets)
+                or offsets[1] - offsets[0] != nbytes or offsets[0] < 0):
+            raise ValueError(f"{where}: tensor {name} has bad data offsets")
+        end = max(end, offsets[1])
+    if data_start + end != file_size:
+        raise ValueError(f"{where}: the file holds {file_size - data_start} bytes of tensor "
+                         f"data, the header describes {end} (truncated or padded)")
+
+
+def load_model(path: str | Path) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
+    """The actor of a model file as NumPy layers, and its checked sidecar. ``ValueError``
+    (never a library traceback) for a missing, corrupt, hostile or mismatched file. Cached per
+    file version (path, size, modification time): the envs of one process and an evaluation
+    share one copy, which they only read."""
+    path = Path(path)
+    try:
+        stat = path.stat()
+        key: tuple | None = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
+    loaded = _load_model(path)
+    if key is not None:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = loaded
+    return loaded
+
+
+_CACHE: dict[tuple, tuple[list[tuple[str, Any]], dict[str, Any]]] = {}
+_CACHE_SIZE = 8
+
+
+def load_tensors(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Every tensor of a model file (checked against its sidecar) and the sidecar."""
+    path = Path(path)
+    where = f"model {safe_text(path)}"
+    if path.suffix == ".zip":
+        raise ValueError(zip_refusal(path))
+    header, start = _read_header(path)
+    sidecar = read_sidecar(path)
+    _check_tensors(header, sidecar, start, path.stat().st_size, where)
+    try:
+        from safetensors.numpy import load
+    except ImportError as error:
+        raise ValueError(f"loading {where} needs the safetensors package "
+                         f"(pip install safetensors): {error}") from None
+    try:
+        tensors = load(path.read_bytes())
+    except Exception as error:  # the library's own SafetensorError and friends
+        raise ValueError(f"{where}: not a readable safetensors file "
+                         f"({type(error).__name__}: {safe_text(error)})") from None
+    for name, array in tensors.items():
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{where}: tensor {name} holds NaN or infinite values")
+    return tensors, sidecar
+
+
+def _load_model(path: Path) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
+    tensors, sidecar = load_tensors(path)
+    network = sidecar["network"]
+    activation = network["activation"]
+    layers: list[tuple[str, Any]] = []
+    for i in range(len(network["hidden"])):
+        prefix = f"mlp_extractor.policy_net.{2 * i}"
+        layers.append(("linear", (np.ascontiguousarray(tensors[prefix + ".weight"].T),
+                                  tensors[prefix + ".bias"].copy())))
+        layers.append((activation, None))
+    layers.append(("linear", (np.ascontiguousarray(tensors["action_net.weight"].T),
+                              tensors["action_net.bias"].copy())))
+    return layers, sidecar
+
+
+def zip_refusal(path: str | Path) -> str:
+    """Why a ``.zip`` model is refused, and what to do instead."""
+    return (
+        f"model {safe_text(path)}: .zip models are not loaded: a stable-baselines3 .zip is "
+        "unpickled when loaded, so a crafted file runs code on this machine. trash-env "
+        f"loads policies from {MODEL_SUFFIX} files (tensors and JSON only; train.py writes "
+        "them). To convert a .zip you trained yourself: python -m agents.policy convert "
+        "MODEL.zip MODEL.safetensors --trust-pickle"
+    )
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def policy_tensors(policy: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The tensors of a stable-baselines3 ``MlpPolicy`` (torch) and the network description
+    the sidecar records; ``ValueError`` for an architecture this loader cannot rebuild."""
     import torch.nn as nn
 
-    steps: list[tuple[str, Any]] = []
-    modules = list(policy.mlp_extractor.policy_net) + [policy.action_net]
-    for module in modules:
-        if isinstance(module, nn.Linear):
-            weight = module.weight.detach().cpu().numpy().astype(np.float32).T.copy()
-            bias = module.bias.detach().cpu().numpy().astype(np.float32).copy()
-            steps.append(("linear", (weight, bias)))
-        elif isinstance(module, nn.Tanh):
-            steps.append(("tanh", None))
-        elif isinstance(module, nn.ReLU):
-            steps.append(("relu", None))
-        else:
-            return None
-    return steps
+    activation = {nn.Tanh: "tanh", nn.ReLU: "relu"}.get(getattr(policy, "activation_fn", None))
+    if activation is None:
+        raise ValueError(f"policy activation {policy.activation_fn!r} cannot be saved: "
+                         f"use one of {', '.join(ACTIVATIONS)}")
+
+    def sizes(net: Any) -> list[int]:
+        return [m.out_features for m in net if isinstance(m, nn.Linear)]
+
+    extractor = policy.mlp_extractor
+    network = {
+        "kind": "mlp",
+        "inputs": int(policy.observation_space.shape[0]),
+        "hidden": sizes(extractor.policy_net),
+        "value_hidden": sizes(extractor.value_net),
+        "activation": activation,
+        "actions": int(policy.action_space.n),
+    }
+    tensors = {name: value.detach().cpu().numpy().astype(np.float32, copy=True)
+               for name, value in policy.state_dict().items()}
+    expected = network_tensors(network)
+    if set(tensors) != set(expected) or any(
+            tensors[k].shape != v for k, v in expected.items()):
+        raise ValueError("the policy is not a plain MlpPolicy (separate actor and critic "
+                         "MLPs): it cannot be saved as a trash-env policy")
+    return tensors, network
+
+
+def write_policy(path: str | Path, tensors: dict[str, np.ndarray], network: dict[str, Any],
+                 info: dict[str, Any]) -> Path:
+    """Write a model file (tensors + sidecar in its metadata) and the readable ``.json`` copy,
+    each atomically (temp file + rename): a crash leaves the old file or the new one."""
+    path = Path(path)
+    if path.suffix != MODEL_SUFFIX:
+        raise ValueError(f"model path {safe_text(path)} must end in {MODEL_SUFFIX}")
+    players = int(info["num_players"])
+    sidecar = {
+        **info,
+        "format": SIDECAR_FORMAT,
+        "obs_version": OBS_VERSION,
+        "observation_size": observation_size(players),
+        "network": network,
+    }
+    check_sidecar(json.loads(json.dumps(sidecar)), f"model {safe_text(path)}: sidecar")
+    _check_tensors_before_writing(tensors, network)
+    from safetensors.numpy import save
+
+    text = json.dumps(sidecar, indent=2, sort_keys=True) + "\n"
+    blob = save({k: np.ascontiguousarray(v, np.float32) for k, v in tensors.items()},
+                metadata={METADATA_KEY: text})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, blob)
+    atomic_write_bytes(sidecar_path(path), text.encode())
+    return path
+
+
+def _check_tensors_before_writing(tensors: dict[str, np.ndarray],
+                                  network: dict[str, Any]) -> None:
+    expected = network_tensors(network)
+    if set(tensors) != set(expected):
+        raise ValueError(f"tensors {sorted(tensors)} do not match the network "
+                         f"{sorted(expected)}")
+    for name, shape in expected.items():
+        if tuple(tensors[name].shape) != shape:
+            raise ValueError(f"tensor {name} has shape {tensors[name].shape}, not {shape}")
+
+
+def save_sb3_policy(model: Any, path: str | Path, info: dict[str, Any]) -> Path:
+    """Save a stable-baselines3 model's policy as a trash-env model file."""
+    tensors, network = policy_tensors(model.policy)
+    return write_policy(path, tensors, network, info)
+
+
+# ---------------------------------------------------------------------------- the agent
 
 
 class PolicyAgent(Agent):
@@ -108,39 +488,31 @@ class PolicyAgent(Agent):
 
     def __init__(
         self,
-        model: Any,
+        layers: list[tuple[str, Any]],
         sidecar: dict[str, Any],
         seed: int | None = None,
         deterministic: bool = True,
         path: str = "",
     ) -> None:
         super().__init__(seed)
-        self.model = model
+        self.layers = layers
         self.sidecar = sidecar
         self.deterministic = deterministic
         self.path = path
         self.num_players = int(sidecar["num_players"])
         self.input_size = int(sidecar["observation_size"])
-        self._layers = _numpy_layers(model.policy)
-        self.name = f"policy:{Path(path).name}" if path else "policy"
+        self.name = f"policy:{safe_text(Path(path).name)}" if path else "policy"
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """The actor's logits over the 13 actions for one observation (before masking)."""
-        if observation.shape != (self.input_size,):
+        if observation is None or np.shape(observation) != (self.input_size,):
             raise ValueError(
                 f"{self.name} was trained for {self.num_players} players (observation size "
-                f"{self.input_size}), got an observation of shape {observation.shape}: "
+                f"{self.input_size}), got an observation of shape {np.shape(observation)}: "
                 "play it at the table size it was trained for"
             )
-        if self._layers is None:  # unknown layer type: let torch run the actor
-            import torch
-
-            with torch.no_grad():
-                obs = torch.as_tensor(observation[None], dtype=torch.float32)
-                dist = self.model.policy.get_distribution(obs)
-                return dist.distribution.logits[0].numpy().astype(np.float64)
-        x = observation.astype(np.float32, copy=False)
-        for kind, params in self._layers:
+        x = np.asarray(observation).astype(np.float32, copy=False)
+        for kind, params in self.layers:
             if kind == "linear":
                 x = x @ params[0] + params[1]
             elif kind == "tanh":
@@ -169,83 +541,89 @@ def _as_bool(name: str, value: object) -> bool:
         return True
     if isinstance(value, str) and value.lower() in ("0", "false", "no", "off"):
         return False
-    raise ValueError(f"policy option {name} must be true or false, got {value!r}")
-
-
-_CACHE: dict[tuple, tuple[Any, dict[str, Any]]] = {}
-_CACHE_SIZE = 8
-
-
-def load_model(path: str | Path) -> tuple[Any, dict[str, Any]]:
-    """Load a saved model and its checked sidecar; ``ValueError`` (never a library traceback)
-    for a missing, corrupt or mismatched file. Loads are cached per file version (path, size,
-    modification time): the envs of one process and an evaluation share one copy, which they
-    only read."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"model file {path} not found")
-    side = sidecar_path(path)
-    stats = [(p.stat().st_size, p.stat().st_mtime_ns) if p.is_file() else None
-             for p in (path, side)]
-    key = (str(path.resolve()), *stats)
-    if key in _CACHE:
-        return _CACHE[key]
-    loaded = _load_model(path)
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = loaded
-    return loaded
-
-
-def _load_model(path: Path) -> tuple[Any, dict[str, Any]]:
-    sidecar = read_sidecar(path)
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"model file {path} is not a stable-baselines3 .zip (corrupt?)")
-    algorithm = sidecar.get("algorithm", "MaskablePPO")
-    try:
-        if algorithm == "MaskablePPO":
-            from sb3_contrib import MaskablePPO as Algorithm
-        elif algorithm == "PPO":
-            from stable_baselines3 import PPO as Algorithm
-        else:
-            raise ValueError(f"model {path}: unknown algorithm {algorithm!r} in the sidecar")
-    except ImportError as error:
-        raise ValueError(
-            f"loading {path} needs the train extra (pip install trash-env[train]): {error}"
-        ) from None
-    try:
-        model = Algorithm.load(str(path), device="cpu")
-    except Exception as error:  # corrupt archives raise anything from zipfile to torch
-        raise ValueError(
-            f"model file {path} could not be loaded as a {algorithm} model "
-            f"({type(error).__name__}: {error})"
-        ) from None
-    shape = getattr(model.observation_space, "shape", None)
-    if shape != (sidecar["observation_size"],):
-        raise ValueError(
-            f"model {path} takes observations of shape {shape}, but its sidecar says "
-            f"({sidecar['observation_size']},): the files do not belong together"
-        )
-    if getattr(model.action_space, "n", None) != 13:
-        raise ValueError(f"model {path} has action space {model.action_space}, not Discrete(13)")
-    return model, sidecar
+    raise ValueError(f"policy option {name} must be true or false, got {safe_text(repr(value))}")
 
 
 def load_policy_agent(path_or_pretrained: str, seed: int | None = None, **options: Any) -> Agent:
-    """An agent from a model file (``PATH.zip``) or ``"pretrained"`` (the shipped 2-player
-    model). Options: ``deterministic`` (default true: argmax over the legal actions)."""
+    """An agent from a model file (``PATH.safetensors``) or ``"pretrained"`` (the shipped
+    2-player model). Options: ``deterministic`` (default true: argmax over the legal
+    actions). A ``.zip`` is refused (see :func:`zip_refusal`)."""
     unknown = sorted(set(options) - {"deterministic"})
     if unknown:
         raise ValueError(
-            f"policy agent {path_or_pretrained!r}: unknown option(s) {', '.join(unknown)}; "
-            "options of a policy: deterministic"
+            f"policy agent {safe_text(repr(path_or_pretrained))}: unknown option(s) "
+            f"{safe_text(', '.join(unknown))}; options of a policy: deterministic"
         )
     deterministic = _as_bool("deterministic", options.get("deterministic", True))
     path = PRETRAINED if path_or_pretrained == "pretrained" else Path(path_or_pretrained)
+    if path.suffix == ".zip":
+        raise ValueError(zip_refusal(path))
+    if path.suffix != MODEL_SUFFIX:
+        raise ValueError(f"model {safe_text(path)}: a policy file must end in {MODEL_SUFFIX}")
     if path_or_pretrained == "pretrained" and not path.is_file():
         raise ValueError(f"the pretrained model {path} is missing from this installation")
-    model, sidecar = load_model(path)
-    agent = PolicyAgent(model, sidecar, seed=seed, deterministic=deterministic, path=str(path))
+    layers, sidecar = load_model(path)
+    agent = PolicyAgent(layers, sidecar, seed=seed, deterministic=deterministic, path=str(path))
     if path_or_pretrained == "pretrained":
         agent.name = "pretrained"
     return agent
+
+
+# ---------------------------------------------------------------------------- conversion
+
+
+def convert_sb3_zip(zip_path: str | Path, out: str | Path, *, trust_pickle: bool) -> Path:
+    """Convert a stable-baselines3 ``.zip`` (and its old-style ``.json`` sidecar beside it)
+    into a model file. This UNPICKLES the ``.zip``: ``trust_pickle=True`` says it is yours."""
+    if trust_pickle is not True:
+        raise ValueError("converting a .zip unpickles it (a crafted file runs code): pass "
+                         "trust_pickle=True (--trust-pickle) only for a file you made yourself")
+    zip_path = Path(zip_path)
+    old = sidecar_path(zip_path)
+    if not old.is_file():
+        raise ValueError(f"{safe_text(zip_path)}: no sidecar {old.name} beside it")
+    info = parse_json(old.read_bytes(), f"sidecar {safe_text(old)}")
+    if not isinstance(info, dict):
+        raise ValueError(f"sidecar {safe_text(old)} is not a JSON object")
+    algorithm = info.get("algorithm", "MaskablePPO")
+    if algorithm == "MaskablePPO":
+        from sb3_contrib import MaskablePPO as Algorithm
+    elif algorithm == "PPO":
+        from stable_baselines3 import PPO as Algorithm
+    else:
+        raise ValueError(f"{safe_text(old)}: unknown algorithm {safe_text(repr(algorithm))}")
+    model = Algorithm.load(str(zip_path), device="cpu")
+    for key in ("format", "obs_version", "observation_size", "network"):
+        info.pop(key, None)
+    info["converted_from"] = zip_path.name
+    return save_sb3_policy(model, out, info)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.policy convert OLD.zip NEW.safetensors --trust-pickle``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.policy",
+        description="Convert a stable-baselines3 .zip you trained yourself into a trash-env "
+        "model file. WARNING: this unpickles the .zip, which runs any code a crafted file "
+        "holds: never use it on a file from someone else.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    convert = sub.add_parser("convert", help="OLD.zip (+ OLD.json) -> NEW.safetensors")
+    convert.add_argument("zip", type=Path)
+    convert.add_argument("out", type=Path)
+    convert.add_argument("--trust-pickle", action="store_true",
+                         help="required: confirms the .zip is your own (it is unpickled)")
+    args = parser.parse_args(argv)
+    try:
+        path = convert_sb3_zip(args.zip, args.out, trust_pickle=args.trust_pickle)
+    except ValueError as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path} and {sidecar_path(path).name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
