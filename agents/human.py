@@ -35,6 +35,7 @@ from trash_env.engine import (
     Event,
     describe_event,
 )
+from trash_env.render import printable
 from trash_env.view import PublicView
 
 ROW = 5  # slots per layout row (RULES.md: two rows of five)
@@ -54,13 +55,13 @@ class HumanQuit(Exception):
 
 def seat_names(num_players: int, seat: int, labels: Sequence[str] | None = None) -> list[str]:
     """Names for the screen: ``"You"`` at ``seat``, ``"<label> (seat k)"`` elsewhere (seats
-    counted from 1, as people count them)."""
+    counted from 1, as people count them). Control characters in labels are escaped."""
     names = []
     for p in range(num_players):
         if p == seat:
             names.append("You")
         else:
-            label = labels[p] if labels is not None else "player"
+            label = printable(labels[p]) if labels is not None else "player"
             names.append(f"{label} (seat {p + 1})")
     return names
 
@@ -244,7 +245,7 @@ class HumanAgent(Agent):
         super().__init__(seed)
         self.stdin = stdin
         self.stdout = stdout
-        self.names = list(names) if names is not None else None
+        self.names = [printable(n) for n in names] if names is not None else None
         self.deal: int | None = None  # shown in the table header when set
         self._notes: list[str] = []
 
@@ -286,7 +287,7 @@ class HumanAgent(Agent):
         if not line:
             raise EOFError
         if not _isatty(stdin):  # a script or a pipe: echo the answer so transcripts read well
-            out.write(line if line.endswith("\n") else line + "\n")
+            out.write(printable(line.rstrip("\r\n")) + "\n")
         return line
 
     def ask(self, view: PublicView) -> int:

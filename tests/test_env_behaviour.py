@@ -60,19 +60,23 @@ def test_game_end_rewards_placings_and_infos(n):
             step_random(e, rng)
             if not game.done:
                 assert all(r == 0 for r in e.rewards.values()), "reward before the game's end"
-                assert all(info == {} for info in e.infos.values())
+                for p, agent in enumerate(e.possible_agents):  # same keys, no result yet
+                    info = e.infos[agent]
+                    assert info["placing"] == 0 and info["truncated"] is False
+                    assert info["winners"].tolist() == [0] * n
+                    assert info["rounds_won"] == game.rounds_won[p]
         returns = game.returns()
         assert [e.rewards[a] for a in e.possible_agents] == pytest.approx(returns)
         assert abs(sum(returns)) < 1e-9 and max(returns) > 0
         assert all(e.terminations.values()) and not any(e.truncations.values())
-        winners = [f"player_{p}" for p in game.winners]
+        mask = [int(p in game.winners) for p in range(n)]
         for p, agent in enumerate(e.possible_agents):
             info = e.infos[agent]
             assert info["placing"] == game.placings[p]
-            assert info["winners"] == winners
+            assert info["winners"].dtype == np.int8 and info["winners"].tolist() == mask
             assert info["rounds_won"] == game.rounds_won[p]
             assert info["truncated"] is False
-            assert (info["placing"] == 1) == (agent in winners)
+            assert (info["placing"] == 1) == bool(mask[p])
         # Dead steps remove every agent; each sees its final reward once in last().
         seen = {}
         while e.agents:
@@ -209,7 +213,8 @@ def test_truncation_at_max_turns():
     assert all(e.truncations.values()) and not any(e.terminations.values())
     assert all(r == 0 for r in e.rewards.values())
     for info in e.infos.values():
-        assert info["truncated"] is True and info["placing"] is None and info["winners"] == []
+        assert info["truncated"] is True and info["placing"] == 0
+        assert info["winners"].tolist() == [0, 0, 0]
     count = 0
     while e.agents:
         _, _, term, trunc, _ = e.last()
@@ -336,7 +341,8 @@ def test_pickled_mid_game_env_continues_identically(maker):
     for env_, rng_, trace in ((e, rng_a, trace_a), (copy, rng_b, trace_b)):
         while env_.agents:
             obs, reward, term, trunc, info = env_.last()
-            trace.append((env_.agent_selection, obs["observation"].tobytes(), reward, info))
+            plain = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in info.items()}
+            trace.append((env_.agent_selection, obs["observation"].tobytes(), reward, plain))
             if term or trunc:
                 env_.step(None)
             else:
@@ -462,7 +468,9 @@ def test_call_trash_plays_like_the_standard_game_for_agents():
         while plain.agents:
             a, b = plain.last(), calls.last()
             assert np.array_equal(a[0]["observation"], b[0]["observation"])
-            assert a[1:] == b[1:] and plain.agent_selection == calls.agent_selection
+            assert a[1:4] == b[1:4] and plain.agent_selection == calls.agent_selection
+            assert a[4].keys() == b[4].keys()
+            assert all(np.array_equal(a[4][k], b[4][k]) for k in a[4])
             if a[2] or a[3]:
                 action = None
             else:

@@ -583,3 +583,146 @@ def test_every_variant_plays_to_its_end_through_the_terminal(flags):
     last = text.rstrip().splitlines()
     assert any(re.search(r"won the (game|deal)[.!]$|share the win\.$|cut off", line)
                for line in last[-4:]), last[-4:]
+
+
+# ---------------------------------------------------------------------- every event, every range
+
+# Every event kind with the extremes its fields take (EVENT_KINDS documents them): a card field
+# is a rank 0..13 (numbers 1..10 for place/swap), a reshuffle's card field a count of cards up
+# to a whole shoe of 12 decks with jokers (648), game_over's the number of winners, a deal's
+# slot the deal number and a shrink's slot the new layout size.
+EVENT_RANGES = {
+    "deal": [(0, -1, 0), (5, -1, 9_999)],
+    "draw_stock": [(0, c, -1) for c in (0, 1, 10, 11, 12, 13)],
+    "take_discard": [(5, c, -1) for c in (0, 13)],
+    "place": [(0, 1, 0), (5, 10, 9)],
+    "wild": [(0, 0, 0), (5, 13, 9), (1, 11, 4)],
+    "swap": [(0, 1, 0), (5, 10, 9)],
+    "pickup": [(0, 0, 0), (5, 13, 9)],
+    "decline": [(0, 1, -1), (5, 10, -1)],
+    "discard": [(0, 0, -1), (5, 13, -1)],
+    "reshuffle": [(-1, 1, -1), (-1, 13, -1), (-1, 14, -1), (-1, 64, -1), (-1, 648, -1)],
+    "call": [(0, -1, -1), (5, -1, -1)],
+    "penalty": [(0, 0, -1), (5, 13, -1)],
+    "claim": [(0, -1, -1), (5, -1, -1)],
+    "round_won": [(0, -1, -1), (5, -1, -1)],
+    "free_draws": [(0, -1, -1), (1, -1, -1)],
+    "reveal": [(0, 0, 0), (5, 13, 9)],
+    "shrink": [(0, -1, 0), (5, -1, 9)],
+    "game_over": [(-1, 0, -1), (-1, 1, -1), (-1, 6, -1)],
+    "truncated": [(-1, -1, -1)],
+}
+
+
+def test_event_ranges_cover_every_event_kind():
+    assert set(EVENT_RANGES) == set(EVENT_KINDS)
+
+
+@pytest.mark.parametrize("kind", EVENT_KINDS)
+def test_every_event_kind_is_described_at_every_value_of_its_fields(kind):
+    from trash_env.engine import describe_event
+
+    names = [f"p{p}" for p in range(6)]
+    for player, card, slot in EVENT_RANGES[kind]:
+        event = Event(kind, player, card, slot)
+        for text in (describe_event(event), describe_event(event, names),
+                     describe(event, ["You", *names[1:]])):
+            assert text and "\n" not in text
+    # Counts are counts, never cards: a reshuffle of 14+ cards used to raise IndexError.
+    from trash_env.engine import describe_event as said
+
+    assert said(Event("reshuffle", -1, 64, -1)) == (
+        "the stock ran out: 64 cards shuffled into a new stock")
+    assert said(Event("reshuffle", -1, 1, -1)) == (
+        "the stock ran out: 1 card shuffled into a new stock")
+
+
+def test_big_reshuffles_render_and_replay(tmp_path):
+    # The game: 4 players without wilds, reshuffling the whole pile (64 cards).
+    code, text, _ = play_scripted(["--opponents", "random", "--players", "4", "--wilds",
+                                   "none", "--reshuffle", "all", "--seed", "13", "--log",
+                                   str(tmp_path / "g.json")])
+    assert code == 0 and "cards shuffled into a new stock" in text
+    assert "Game log written to" in text
+    log = read_log(tmp_path / "g.json")
+    assert max(e[2] for e in log["events"] if e[0] == "reshuffle") >= 14
+    code, replayed = run(["--replay", str(tmp_path / "g.json"), "--no-pause"])
+    assert code == 0 and "cards shuffled into a new stock" in replayed
+
+    # render() of both env kinds right after a reshuffle of 14+ cards.
+    import trash_env
+    from trash_env.solo import TrashSoloEnv
+
+    for mode in ("ansi", "human", "rgb_array"):
+        env = trash_env.raw_env(num_players=4, wilds="none", reshuffle="all", render_mode=mode)
+        env.reset(seed=13)
+        bot = RandomAgent(seed=1)
+        while not any(e.kind == "reshuffle" and e.card >= 14
+                      for e in env.game.events[env._last_events:]):
+            if env.game.done:
+                env.reset()
+            mask = env.observe(env.agent_selection)["action_mask"]
+            env.step(bot.act(None, mask, PublicView(env.game, env.game.current)))
+        shown = env.render()
+        if mode == "ansi":
+            assert "cards shuffled into a new stock" in shown
+        solo = TrashSoloEnv(num_players=4, wilds="none", reshuffle="all", render_mode=mode,
+                            opponents="random")
+        solo.reset(seed=13)
+        found = False
+        while not found:
+            _, _, end, cut, _ = solo.step(bot.act(None, solo.action_masks(), None))
+            found = any(e.kind == "reshuffle" and e.card >= 14
+                        for e in solo.game.events[solo._last_events:])
+            if end or cut and not found:
+                solo.reset()
+        assert solo.render() is not None or mode == "human"
+
+
+def test_replay_of_every_event_kind_at_every_value(tmp_path):
+    # A log whose events take every kind at its extremes (six players, 12 decks with jokers:
+    # a reshuffle of up to 648 cards) replays without error, each event in words.
+    rules = Rules(num_players=6, num_decks=12, jokers=True, losers_reveal=True)
+    events = [["deal", 0, -1, 0]]
+    for kind in EVENT_KINDS:
+        for player, card, slot in EVENT_RANGES[kind]:
+            if kind == "deal":
+                continue
+            if kind == "game_over":
+                card = min(card, 6)
+            events.append([kind, player, card, slot])
+    events.append(["deal", 5, -1, 1])
+    log = {
+        "format": "trash_env.play/1", "written": "2026-12-03T00:00:00+00:00",
+        "rules": rules.to_dict(), "seed": 1, "seat": 0,
+        "agents": ["human"] + ["random"] * 5, "names": [f"p{p}" for p in range(6)],
+        "finished": True, "truncated": False, "winners": [5], "placings": [2, 2, 2, 2, 2, 1],
+        "rounds_won": [0, 0, 0, 0, 0, 10], "actions": [[0, 10], [5, 13]], "events": events,
+    }
+    path = tmp_path / "all.json"
+    path.write_text(json.dumps(log))
+    code, text = run(["--replay", str(path), "--no-pause"])
+    assert code == 0, text
+    for raw in events:
+        assert describe(Event(*raw), log["names"]) in text
+    assert "648 cards shuffled" in text and "p5 won the game." in text
+
+
+def test_control_characters_in_names_and_specs_never_reach_the_terminal_raw(tmp_path, capsys):
+    # A replay file's names, and a bot spec typed on the command line, are printed escaped.
+    log_path = tmp_path / "game.json"
+    play_scripted(["--seed", "7", "--log", str(log_path), *SHORT])
+    log = json.loads(log_path.read_text())
+    log["names"] = ["\x1b[2J\x1b[31mEvil\u202e", "bot\x07\n"]
+    log["written"] = "\x1b]0;title\x07"
+    log_path.write_text(json.dumps(log))
+    code, text = run(["--replay", str(log_path), "--no-pause"])
+    assert code == 0
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "\\x1b[2J\\x1b[31mEvil\\u202e" in text and "bot\\x07\\n" in text
+    # An unknown spec with an escape sequence: the usage error shows it escaped.
+    code, text = run(["--no-log", "--opponents", "\x1b[2Jevil"])
+    err = capsys.readouterr().err
+    assert code == 2 and "\x1b" not in err + text and "\\x1b[2Jevil" in err
+    # Names given to the human seat (e.g. from a spec's label) are escaped on the screen.
+    assert seat_names(2, 0, ["human", "bot\x1b[0m"])[1] == "bot\\x1b[0m (seat 2)"

@@ -121,6 +121,13 @@ EVENT_KINDS = (
 )
 
 
+# The event kinds whose ``card`` field is a card (a rank), for describe_event.
+_CARD_KINDS = frozenset(
+    ("draw_stock", "take_discard", "place", "wild", "swap", "pickup", "decline", "discard",
+     "penalty", "reveal")
+)
+
+
 def describe_event(event: Event, player_names: Sequence[str] | None = None) -> str:
     """A sentence for an event, with cards named as people name them."""
     who = (
@@ -128,9 +135,11 @@ def describe_event(event: Event, player_names: Sequence[str] | None = None) -> s
         if player_names is not None and event.player >= 0
         else f"player {event.player}"
     )
-    card = card_name(event.card) if event.card >= 0 else ""
-    slot = event.slot + 1
     kind = event.kind
+    # Only these kinds carry a card in ``card``: reshuffle holds a count of cards and game_over
+    # a count of winners, which must never be looked up as ranks (14+ would not be a card).
+    card = card_name(event.card) if kind in _CARD_KINDS and 0 <= event.card < NUM_RANKS else ""
+    slot = event.slot + 1
     if kind == "deal":
         return f"deal {event.slot + 1}: {who} plays first"
     if kind == "draw_stock":
@@ -150,7 +159,8 @@ def describe_event(event: Event, player_names: Sequence[str] | None = None) -> s
     if kind == "discard":
         return f"{who} discarded {card}"
     if kind == "reshuffle":
-        return f"the stock ran out: {event.card} cards shuffled into a new stock"
+        cards = f"{event.card} card{'' if event.card == 1 else 's'}"
+        return f"the stock ran out: {cards} shuffled into a new stock"
     if kind == "call":
         return f'{who} called "Trash!"'
     if kind == "penalty":

@@ -100,19 +100,55 @@ class _TerminateIllegal(_DirectAttributes, wrappers.TerminateIllegalWrapper):
 _FAST_INTS = frozenset({int, np.int64, np.int32, np.intp, np.int16, np.int8, np.uint8})
 
 
+class InvalidActionError(ValueError, AssertionError):
+    """An action outside the action space given to ``env()``: not an integer 0..12 (a bool, a
+    float, a string, an array, ``None`` for a live agent) or out of range. It is a ValueError
+    like ``raw_env``'s refusals and an AssertionError like PettingZoo's
+    ``AssertOutOfBoundsWrapper`` (code that catches either keeps working)."""
+
+
+def check_action(action: Any, agent: str, dead: bool) -> None:
+    """Raise InvalidActionError unless ``action`` is an integer 0..12 (Python ``int`` or a
+    numpy integer scalar, never a bool), or ``None`` for a finished (``dead``) agent."""
+    if action is None:
+        if dead:
+            return
+        raise InvalidActionError(
+            f"action None of {agent} is not in the action space (None is only for a finished "
+            "agent's dead step): "
+            f"give an integer from 0 to {NUM_ACTIONS - 1} that its action_mask allows"
+        )
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        if 0 <= action < NUM_ACTIONS:
+            return
+        problem = "out of range"
+    else:
+        problem = f"a {type(action).__name__}, not an integer"
+    raise InvalidActionError(
+        f"action {action!r} of {agent} is not in the action space ({problem}): actions are "
+        f"integers from 0 to "
+        f"{NUM_ACTIONS - 1} (int or numpy integer; bools, floats, strings and arrays are "
+        "refused), or None for a finished agent"
+    )
+
+
 class _AssertOutOfBounds(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's bounds check, stricter: ``Discrete(13).contains`` takes ``True`` as 1 and
+    0-d integer arrays as their value; here only int and numpy integer scalars pass, and a
+    refusal names the action (InvalidActionError, an AssertionError as PettingZoo's is)."""
+
     def __init__(self, inner: AECEnv) -> None:
         self._bind(inner)
         super().__init__(inner)
 
     def step(self, action: Any) -> None:
         # Fast path for an int or numpy integer scalar in range (what masks sampled with numpy
-        # give), which Discrete(13).contains accepts anyway (contains costs as much as the rest
-        # of the wrappers); all else gets the full check.
-        if type(action) in _FAST_INTS and 0 <= action < NUM_ACTIONS:
-            self.env.step(action)
-        else:
-            super().step(action)
+        # give); all else gets the full check.
+        if not (type(action) in _FAST_INTS and 0 <= action < NUM_ACTIONS):
+            agent = self._bare.agent_selection
+            dead = self._bare.terminations[agent] or self._bare.truncations[agent]
+            check_action(action, agent, dead)
+        self.env.step(action)
 
 
 class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
@@ -271,7 +307,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        self._info_deal = -1  # the deal the infos' rounds_won were read at
+        self._set_live_infos()
         self._steps = 0
         self._obs_cache = {}
         self._deals_paid = 0
@@ -356,6 +393,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             while self._deals_paid < len(results):
                 self._pay(game.shares_to_returns(results[self._deals_paid]))
                 self._deals_paid += 1
+        if game.deal_number != self._info_deal and not game.done:
+            self._set_live_infos()  # a deal ended: rounds_won changed
         if game.done:
             if game.truncated:
                 self.truncations = dict.fromkeys(self.agents, True)
@@ -370,13 +409,36 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         for p, agent in enumerate(self.possible_agents):
             self.rewards[agent] += returns[p]
 
-    def _set_final_infos(self) -> None:
+    def _set_live_infos(self) -> None:
+        """Infos while the game runs: the keys, types and shapes of the final infos (see
+        ``_set_final_infos``), with placing 0 and no winners. New dicts, never mutated later:
+        a buffer may keep them. The all-zero winner mask is shared and read-only."""
         game = self.game
-        winners = [self.possible_agents[p] for p in game.winners]
-        for p, agent in enumerate(self.possible_agents):
-            self.infos[agent] = {
-                "placing": None if game.placings is None else game.placings[p],
-                "winners": winners[:],
+        self._info_deal = game.deal_number
+        no_winners = np.zeros(len(self.possible_agents), np.int8)
+        no_winners.flags.writeable = False
+        self.infos = {
+            agent: {
+                "placing": 0,
+                "winners": no_winners,
                 "rounds_won": game.rounds_won[p],
-                "truncated": game.truncated,
+                "truncated": False,
+            }
+            for p, agent in enumerate(self.possible_agents)
+        }
+
+    def _set_final_infos(self) -> None:
+        """The same keys as every step's infos, so that batching libraries (Tianshou's buffer)
+        stack them: ``placing`` an int (1 = won; 0 if truncated), ``winners`` an int8 mask over
+        the seats, ``rounds_won`` an int, ``truncated`` a bool."""
+        game = self.game
+        for p, agent in enumerate(self.possible_agents):
+            winners = np.zeros(len(self.possible_agents), np.int8)
+            winners[list(game.winners)] = 1
+            winners.flags.writeable = False
+            self.infos[agent] = {
+                "placing": 0 if game.placings is None else int(game.placings[p]),
+                "winners": winners,
+                "rounds_won": int(game.rounds_won[p]),
+                "truncated": bool(game.truncated),
             }

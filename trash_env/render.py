@@ -29,6 +29,15 @@ DECISION_TEXT = {
 LEGEND = "## face-down   (J) wild face-up   .. not in the layout   > to act"
 
 
+def printable(text: str) -> str:
+    """``text`` with every control or other non-printable character escaped as Python writes
+    it (``\\x1b``, ``\\n``, ``\\u202e``): names from files, specs and the command line must
+    never drive the terminal they are printed on."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def cell(game: Game, player: int, slot: int) -> str:
     """Four characters for one slot: face-down, natural, wild or absent."""
     state = game.state[player][slot]
@@ -46,7 +55,9 @@ def _cards(count: int) -> str:
 
 
 def _names(game: Game, names: Sequence[str] | None) -> list[str]:
-    return list(names) if names is not None else [f"player_{p}" for p in range(game.num_players)]
+    if names is None:
+        return [f"player_{p}" for p in range(game.num_players)]
+    return [printable(str(name)) for name in names]
 
 
 def _status(game: Game, names: list[str]) -> str:

@@ -55,11 +55,12 @@ class TrashSoloEnv(gym.Env):
         illegal: what an illegal action does: ``"lose"`` ends the episode with reward -1 (the
             learner forfeits, as in the AEC env's wrapper; masked learners never get there) or
             ``"raise"`` raises ``ValueError`` naming the legal actions.
-        render_mode: ``None`` or ``"ansi"`` (``render()`` returns the table as text).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the table as text), ``"human"``
+            (prints it) or ``"rgb_array"`` (a picture; SB3's ``make_vec_env`` asks for it).
         **options: every field of :class:`trash_env.rules.Rules`.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 2}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -81,7 +82,10 @@ class TrashSoloEnv(gym.Env):
         if illegal not in ILLEGAL:
             raise ValueError(f"illegal must be one of 'lose', 'raise', got {illegal!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ValueError(
+                "render_mode must be None or one of "
+                f"{', '.join(map(repr, self.metadata['render_modes']))}, got {render_mode!r}"
+            )
         self.seat_option = seat
         self.round_rewards = round_rewards
         self.illegal = illegal
@@ -191,10 +195,23 @@ class TrashSoloEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if game.done or self._illegal:
             raise RuntimeError("the episode is over: call reset()")
+        if type(action) is not int:  # bool, float, str, None, arrays: refused, never rounded
+            if isinstance(action, (bool, np.bool_)) or not isinstance(action, np.integer):
+                raise ValueError(
+                    f"action must be an integer from 0 to {NUM_ACTIONS - 1} (int or numpy "
+                    f"integer; bools, floats, strings and arrays are refused), got "
+                    f"{action!r} ({type(action).__name__})"
+                )
+            action = int(action)
+        if not 0 <= action < NUM_ACTIONS:
+            raise ValueError(
+                f"action must be an integer from 0 to {NUM_ACTIONS - 1}, got {action} "
+                "(out of the action space)"
+            )
         self._last_events = len(game.events)
         self._illegal = False
         try:
-            game.step(int(action))
+            game.step(action)
         except ValueError:
             if self.illegal == "raise":
                 raise  # the engine's message names the legal actions
@@ -206,13 +223,17 @@ class TrashSoloEnv(gym.Env):
         truncated = game.truncated
         if game.done:
             reward += game.returns()[self.seat]
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), float(reward), terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool mask over the 13 actions (sb3-contrib)."""
         return action_mask(self.game, self.seat).astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the table as text; ``"human"``: print it (returns None);
+        ``"rgb_array"``: a picture (``H x W x 3`` uint8, as the AEC env draws it)."""
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
             return None
@@ -222,7 +243,13 @@ class TrashSoloEnv(gym.Env):
             "learner" if p == self.seat else f"{getattr(a, 'name', 'agent')}_{p}"
             for p, a in enumerate(self.table)
         ]
-        return table.render_text(self.game, names, self._last_events)
+        if self.render_mode == "rgb_array":
+            return table.render_image(self.game, names, self._last_events)
+        text = table.render_text(self.game, names, self._last_events)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
 
     # ------------------------------------------------------------------ internals
 
@@ -251,13 +278,19 @@ class TrashSoloEnv(gym.Env):
         return encode_observation(self.game, self.seat)
 
     def _info(self) -> dict:
-        game = self.game
-        info: dict[str, Any] = {"seat": self.seat, "action_mask": action_mask(game, self.seat)}
-        if self._illegal:
-            info["illegal_action"] = True
+        """The same keys, types and shapes on every step (batching libraries such as Tianshou
+        stack infos): before the end ``placing`` is 0 and the winner mask all zero."""
+        game, seat = self.game, self.seat
+        winners = np.zeros(self.rules.num_players, np.int8)
         if game.done:
-            info["winners"] = list(game.winners)
-            info["won"] = self.seat in game.winners
-            info["placing"] = None if game.placings is None else game.placings[self.seat]
-            info["truncated"] = game.truncated
-        return info
+            winners[list(game.winners)] = 1
+        return {
+            "seat": seat,
+            "action_mask": action_mask(game, seat),
+            "illegal_action": self._illegal,
+            "winners": winners,
+            "won": bool(winners[seat]),
+            "placing": 0 if game.placings is None else int(game.placings[seat]),
+            "rounds_won": int(game.rounds_won[seat]),
+            "truncated": bool(game.truncated),
+        }
