@@ -5,7 +5,9 @@
 
 Every rules option of ``trash_env.Rules`` is a flag (``--wilds kings``, ``--jokers``,
 ``--losers-reveal``, ...). How line-ups, seatings and duplicate deals are chosen, and how the
-figures are counted: :mod:`agents.evaluation`. Exit codes: 0 done, 2 bad options.
+figures are counted: :mod:`agents.evaluation`. Every option, output path included, is checked
+before the first game: a bad one exits at once with code 2 and the reason. Exit codes: 0 done,
+1 a worker process died, 2 bad options.
 """
 
 from __future__ import annotations
@@ -13,9 +15,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from agents.evaluation import SEATINGS, evaluate
-from trash_env.cli import add_rules_arguments, rules_options, whole_number
+from agents.evaluation import MAX_GAMES, MAX_WORKERS, SEATINGS, evaluate
+from trash_env.cli import (
+    IMAGE_SUFFIXES,
+    add_rules_arguments,
+    check_int,
+    check_output_path,
+    rules_options,
+    whole_number,
+)
 from trash_env.rules import Rules
 
 
@@ -28,20 +38,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help="agent specs (greedy, counting, random, search:rollouts=50, "
-                        "PATH.zip); fewer than --players: every multiset with each present; "
-                        "more: every combination of --players of them")
+                        "pretrained, PATH.safetensors); fewer than --players: every multiset "
+                        "with each present; more: every combination of --players of them. "
+                        ".zip models are refused (loading one runs the code it holds)")
     parser.add_argument("--games", type=whole_number, default=1000,
-                        help="games wanted, rounded up to whole duplicate deals (default: 1000)")
+                        help=f"games wanted, rounded up to whole duplicate deals, at most "
+                        f"{MAX_GAMES:,} (default: 1000)")
     parser.add_argument("--deals", type=whole_number, default=None,
                         help="number of duplicate deals instead of --games")
     parser.add_argument("--seed", type=whole_number, default=0, help="master seed (default: 0)")
     parser.add_argument("--workers", type=whole_number, default=1,
-                        help="processes; the numbers do not depend on it (default: 1)")
+                        help=f"processes, 1 to {MAX_WORKERS}; the numbers do not depend on it "
+                        "(default: 1)")
     parser.add_argument("--seatings", choices=SEATINGS, default="rotations",
                         help="seat orders per line-up (default: rotations)")
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write the per-agent and pair rows as CSV")
-    parser.add_argument("--png", metavar="FILE", help="draw win rates and head-to-head as PNG")
+    parser.add_argument("--png", metavar="FILE",
+                        help="draw win rates and head-to-head as PNG (FILE ends in .png)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--quiet", action="store_true", help="do not print the table")
     add_rules_arguments(parser)
@@ -52,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_args(args)
         rules = Rules.from_options(**rules_options(args))
         report = evaluate(
             args.agents, rules, games=args.games, seed=args.seed, workers=args.workers,
@@ -61,6 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2
+    except RuntimeError as error:  # a worker died: not a bad option
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 1
     if not args.quiet:
         print(report.table())
     if args.json:
@@ -70,6 +88,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.png:
         report.plot(args.png)
     return 0
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """What argparse cannot check, before any game: bounds and output paths (``ValueError``
+    naming the flag and the allowed values)."""
+    check_int("--games", args.games, 1, MAX_GAMES)
+    if args.deals is not None:
+        check_int("--deals", args.deals, 1, MAX_GAMES)
+    check_int("--workers", args.workers, 1, MAX_WORKERS)
+    check_int("--seed", args.seed, 0, 2**63 - 1)
+    if args.json:
+        check_output_path("--json", args.json)
+    if args.csv:
+        check_output_path("--csv", args.csv)
+    if args.png:
+        check_output_path("--png", args.png, IMAGE_SUFFIXES)
+    outputs = [Path(x).resolve() for x in (args.json, args.csv, args.png) if x]
+    if len(set(outputs)) != len(outputs):
+        raise ValueError("--json, --csv and --png must name different files")
 
 
 if __name__ == "__main__":

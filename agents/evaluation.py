@@ -19,7 +19,10 @@ Fair by construction:
   from the master seed, the deal, the line-up, the seating and the seat.
 - **Workers.** ``workers`` processes play whole deals; results are gathered in deal order and
   every figure is computed in the main process in that order, so a seed gives the same numbers
-  whatever ``workers`` is.
+  whatever ``workers`` is. Workers are spawned, so they re-import the calling script: a script
+  must call :func:`evaluate` under ``if __name__ == "__main__":``. A worker that dies (that
+  missing guard, a crash, ``os._exit``) ends the evaluation with a ``RuntimeError`` saying so,
+  instead of the endless respawning of a ``multiprocessing.Pool``.
 
 Counting: a spec's ``games`` counts each seat it held (a line-up with 3 copies of a spec counts 3
 per game). A game with ``k`` winners gives each ``1/k`` of a win; a truncated game gives no win.
@@ -36,12 +39,15 @@ then given the mean of their updated ratings.
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 import math
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, make_agent, parse_spec
+from trash_env.cli import atomic_write_bytes, atomic_write_text, safe_text
 from trash_env.engine import CALL_TRASH, Decision, Game
 from trash_env.observation import action_mask, encode_observation
 from trash_env.rules import Rules
@@ -56,6 +63,8 @@ from trash_env.view import PublicView
 
 SEATINGS = ("rotations", "permutations")
 Z95 = 1.959963984540054
+MAX_GAMES = 10_000_000  # a ceiling on one evaluation: a typo fails at once, not after days
+MAX_WORKERS = 256
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -273,23 +282,26 @@ class Report:
         }
 
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        """The report as JSON, written atomically (temp file + rename)."""
+        atomic_write_text(path, json.dumps(self.to_json(), indent=2) + "\n")
 
     def write_csv(self, path: str | Path) -> None:
-        """One row per agent, then one row per ordered pair (column ``kind`` tells which)."""
-        with open(path, "w", newline="") as handle:
-            out = csv.writer(handle)
-            out.writerow(["kind", "agent", "opponent", "games", "wins", "rate", "ci95_low",
-                          "ci95_high", "mean_placing", "mean_return", "rating_mu",
-                          "rating_sigma"])
-            for spec, a in self.agents.items():
-                out.writerow(["agent", spec, "", a["games"], a["wins"], a["win_rate"],
-                              a["ci95"][0], a["ci95"][1], a["mean_placing"], a["mean_return"],
-                              a["rating"]["mu"], a["rating"]["sigma"]])
-            for pair in self.pairs.values():
-                out.writerow(["pair", pair["agent"], pair["opponent"], pair["comparisons"],
-                              pair["wins"], pair["rate"], pair["ci95"][0], pair["ci95"][1],
-                              "", "", "", ""])
+        """One row per agent, then one row per ordered pair (column ``kind`` tells which);
+        written atomically."""
+        handle = io.StringIO(newline="")
+        out = csv.writer(handle)
+        out.writerow(["kind", "agent", "opponent", "games", "wins", "rate", "ci95_low",
+                      "ci95_high", "mean_placing", "mean_return", "rating_mu",
+                      "rating_sigma"])
+        for spec, a in self.agents.items():
+            out.writerow(["agent", spec, "", a["games"], a["wins"], a["win_rate"],
+                          a["ci95"][0], a["ci95"][1], a["mean_placing"], a["mean_return"],
+                          a["rating"]["mu"], a["rating"]["sigma"]])
+        for pair in self.pairs.values():
+            out.writerow(["pair", pair["agent"], pair["opponent"], pair["comparisons"],
+                          pair["wins"], pair["rate"], pair["ci95"][0], pair["ci95"][1],
+                          "", "", "", ""])
+        atomic_write_text(path, handle.getvalue())
 
     def table(self) -> str:
         """The report as text: settings, per-agent table, head-to-head, seats and game lengths."""
@@ -303,7 +315,8 @@ class Report:
             f"truncated {s['truncated']}; par win rate {1 / r.num_players:.3f}",
             "",
         ]
-        width = max(12, *(len(x) for x in self.specs))
+        names = {spec: safe_text(spec) for spec in self.specs}  # paths may hold escapes
+        width = max(12, *(len(x) for x in names.values()))
         lines.append(f"{'agent':<{width}}  {'games':>7}  {'wins':>9}  {'win rate':>8}  "
                      f"{'95% CI':>15}  {'placing':>7}  {'TrueSkill':>13}")
         for spec in sorted(self.agents, key=lambda x: -self.agents[x]["win_rate"]):
@@ -312,7 +325,8 @@ class Report:
             rating = a["rating"]
             placing = "-" if a["mean_placing"] is None else f"{a['mean_placing']:.2f}"
             lines.append(
-                f"{spec:<{width}}  {a['games']:>7}  {a['wins']:>9.1f}  {a['win_rate']:>8.3f}  "
+                f"{names[spec]:<{width}}  {a['games']:>7}  {a['wins']:>9.1f}  "
+                f"{a['win_rate']:>8.3f}  "
                 f"[{lo:.3f}, {hi:.3f}]  {placing:>7}  "
                 f"{rating['mu']:>6.2f}+-{rating['sigma']:.2f}"
             )
@@ -320,7 +334,8 @@ class Report:
             lines += ["", "head-to-head (row beats column; 95% CI):"]
             for pair in self.pairs.values():
                 lo, hi = pair["ci95"]
-                lines.append(f"  {pair['agent']} vs {pair['opponent']}: {pair['rate']:.3f} "
+                lines.append(f"  {names[pair['agent']]} vs {names[pair['opponent']]}: "
+                             f"{pair['rate']:.3f} "
                              f"[{lo:.3f}, {hi:.3f}] over {pair['comparisons']} comparisons")
         f = self.first_seat
         lines += [
@@ -366,8 +381,10 @@ class Report:
         right.set_title("head-to-head: row beats column")
         fig.colorbar(image, ax=right)
         fig.tight_layout()
-        fig.savefig(path, dpi=100)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=100)
         plt.close(fig)
+        atomic_write_bytes(path, buffer.getvalue())
 
 
 def _summarise(report: Report) -> None:
@@ -509,6 +526,31 @@ def _rate_two(
 # ---------------------------------------------------------------------------- evaluate
 
 
+def _refuse_in_a_bootstrapping_worker() -> None:
+    """A spawned worker re-imports the main script; a script without a ``__main__`` guard
+    would start an evaluation inside it. Say why, in the worker's own error."""
+    process = multiprocessing.current_process()
+    if multiprocessing.parent_process() is not None and getattr(process, "_inheriting", False):
+        raise RuntimeError(
+            "evaluate() was called while a worker process was starting: the calling script "
+            "runs again in each worker (spawn start method). Put the call under "
+            "`if __name__ == \"__main__\":`."
+        )
+
+
+def _stop(pool: ProcessPoolExecutor | None) -> None:
+    """Stop a worker pool now: cancel what is queued and end its processes."""
+    if pool is None:
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+
+
 def check_specs(specs: Sequence[str]) -> None:
     """Build every spec once so that a bad one fails before any game (clear ValueError)."""
     for spec in specs:
@@ -543,21 +585,29 @@ def evaluate(
         seatings: ``"rotations"`` or ``"permutations"`` of each line-up.
         chunk: deals per task sent to a worker (default: about 4 tasks per worker).
     """
+    _refuse_in_a_bootstrapping_worker()
     rules = rules if rules is not None else Rules()
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a trash_env.rules.Rules, got {type(rules).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer 0 or more, got {seed!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer 1 or more, got {workers!r}")
+    if (isinstance(workers, bool) or not isinstance(workers, int)
+            or not 1 <= workers <= MAX_WORKERS):
+        raise ValueError(f"workers must be an integer from 1 to {MAX_WORKERS}, got {workers!r}")
     specs = list(agent_specs)
     ups = lineups(specs, rules.num_players)
     plan = [seat_orders(up, seatings) for up in ups]
     per_deal = sum(len(orders) for orders in plan)
     if deals is None:
-        if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-            raise ValueError(f"games must be an integer 1 or more, got {games!r}")
+        if (isinstance(games, bool) or not isinstance(games, int)
+                or not 1 <= games <= MAX_GAMES):
+            raise ValueError(f"games must be an integer from 1 to {MAX_GAMES:,}, got {games!r}")
         deals = -(-games // per_deal)
     elif isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
         raise ValueError(f"deals must be an integer 1 or more, got {deals!r}")
+    if deals * per_deal > MAX_GAMES:
+        raise ValueError(f"deals: {deals:,} deals x {per_deal} games per deal is more than "
+                         f"{MAX_GAMES:,} games; at most {MAX_GAMES // per_deal:,} deals")
     check_specs(specs)
     if chunk is None:
         chunk = max(1, min(64, deals // (4 * workers) or 1))
@@ -575,11 +625,13 @@ def evaluate(
             stream = map(_play_deals, tasks)
             pool = None
         else:
-            context = multiprocessing.get_context("spawn")
-            pool = context.Pool(
-                workers, initializer=_init_worker, initargs=(rules, plan, seed, True)
+            # Not multiprocessing.Pool: it respawns a worker that dies, forever, and the caller
+            # waits forever. The executor marks itself broken and says so instead.
+            pool = ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker, initargs=(rules, plan, seed, True),
             )
-            stream = pool.imap(_play_deals, tasks)
+            stream = pool.map(_play_deals, tasks)
         try:
             for part in stream:
                 results += part
@@ -587,14 +639,21 @@ def evaluate(
                     bar.update(len(part))
                 if report_progress is not None:
                     report_progress(len(results))
+        except BrokenProcessPool:
+            _stop(pool)
+            raise RuntimeError(
+                "evaluate(): a worker process died before finishing its deals (it crashed, "
+                "was killed or exited). If evaluate() is called from a script with workers > 1, "
+                "put the call under `if __name__ == \"__main__\":`: every worker starts by "
+                "re-importing the script, which must not start an evaluation again. "
+                "workers=1 runs in this process."
+            ) from None
         except BaseException:
-            if pool is not None:
-                pool.terminate()
+            _stop(pool)
             raise
-        finally:
+        else:
             if pool is not None:
-                pool.close()
-                pool.join()
+                pool.shutdown(wait=True)
     finally:
         if bar is not None:
             bar.close()

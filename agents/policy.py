@@ -29,14 +29,13 @@ import json
 import math
 import struct
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.base import Agent
-from trash_env.cli import atomic_write_bytes
+from trash_env.cli import atomic_write_bytes, safe_text
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.view import PublicView
 
@@ -55,18 +54,6 @@ MAX_JSON_DEPTH = 16
 MAX_LAYERS = 8
 MAX_WIDTH = 4096
 MAX_STRING = 4096
-
-
-def safe_text(text: object) -> str:
-    """``text`` with control and format characters escaped (``\\x1b``): names that come from
-    files or paths are never written raw to a terminal."""
-    out = []
-    for char in str(text):
-        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            out.append(char.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def sidecar_path(model_path: str | Path) -> Path:

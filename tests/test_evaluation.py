@@ -1,10 +1,15 @@
 """The evaluation library and evaluate.py: line-ups, duplicate deals, the figures, intervals,
-workers, outputs and errors."""
+workers (a dead worker or a script without a __main__ guard is an error, not a hang), outputs
+(checked before the first game, written atomically) and errors."""
 
 from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -157,8 +162,11 @@ def test_an_illegal_action_is_an_error_naming_the_agent():
     [
         (dict(agent_specs=["greedy", "nope"]), "unknown agent 'nope'"),
         (dict(agent_specs=["greedy", "greedy"]), "each spec once"),
-        (dict(agent_specs=["greedy"], games=0), "games must be an integer 1 or more"),
-        (dict(agent_specs=["greedy"], workers=0), "workers must be an integer 1 or more"),
+        (dict(agent_specs=["greedy"], games=0), "games must be an integer from 1 to 10,000,000"),
+        (dict(agent_specs=["greedy"], games=10**12), "games must be an integer from 1 to"),
+        (dict(agent_specs=["greedy"], deals=10**9), "at most 5,000,000 deals"),
+        (dict(agent_specs=["greedy"], workers=0), "workers must be an integer from 1 to 256"),
+        (dict(agent_specs=["greedy"], rules={"num_players": 2}), "rules must be a"),
         (dict(agent_specs=["greedy"], seed=-1), "seed must be an integer 0 or more"),
         (dict(agent_specs=["greedy"], deals=0), "deals must be an integer 1 or more"),
         (dict(agent_specs=["greedy"], seatings="all"), "seatings must be one of"),
@@ -269,3 +277,120 @@ def test_two_player_trueskill_update_is_the_librarys():
             assert have.sigma == pytest.approx(want.sigma, abs=1e-9)
         checked.add(placings)
     assert len(checked) == 3
+
+
+# ---------------------------------------------------------------------------- dead workers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run_script(tmp_path: Path, body: str, timeout: float = 90) -> subprocess.CompletedProcess:
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(body))
+    try:
+        return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:  # the old multiprocessing.Pool respawned forever
+        pytest.fail(f"the script hung for {timeout} s instead of failing")
+
+
+def test_evaluate_from_a_script_without_main_guard_fails_clearly_instead_of_hanging(tmp_path):
+    result = _run_script(tmp_path, """
+        from agents.evaluation import evaluate
+        evaluate(["random", "greedy"], deals=4, workers=2)
+        print("finished")
+    """)
+    assert result.returncode != 0 and "finished" not in result.stdout
+    assert "a worker process died" in result.stderr
+    assert 'if __name__ == "__main__":' in result.stderr
+
+
+def test_a_worker_that_crashes_ends_the_evaluation_with_a_clear_error(tmp_path):
+    result = _run_script(tmp_path, """
+        import os
+        from agents.base import Agent, register_agent
+        from agents.evaluation import evaluate
+
+        class Crash(Agent):
+            name = "crash"
+            def act(self, observation, action_mask, view):
+                os._exit(7)  # a worker dying without an exception (segfault, OOM kill)
+
+        register_agent("crash", Crash)  # the workers re-import this script and see it too
+
+        if __name__ == "__main__":
+            try:
+                evaluate(["crash", "random"], deals=8, workers=2)
+            except RuntimeError as error:
+                print("RuntimeError:", error)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "RuntimeError: evaluate(): a worker process died" in result.stdout
+
+
+# ---------------------------------------------------------------------------- checks first
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--png", "{tmp}/plot.jpg"], "--png must end in .png"),
+        (["--png", "{tmp}/folder.png"], "is a directory"),
+        (["--json", "{tmp}"], "--json: "),
+        (["--csv", "{tmp}/file.txt/x.csv"], "is not a directory"),
+        (["--json", "{tmp}/ro/r.json"], "not writable"),
+        (["--json", "{tmp}/same", "--csv", "{tmp}/same"], "different files"),
+        (["--games", "100000000"], "--games must be an integer from 1 to 10,000,000"),
+        (["--deals", "100000000"], "--deals must be an integer from 1 to 10,000,000"),
+        (["--workers", "0"], "--workers must be an integer from 1 to 256"),
+        (["--workers", "1000"], "--workers must be an integer from 1 to 256"),
+    ],
+)
+def test_cli_checks_outputs_and_bounds_before_playing(argv, message, tmp_path, capsys,
+                                                      monkeypatch):
+    import os
+
+    (tmp_path / "file.txt").write_text("a file")
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "folder.png").mkdir()
+    os.chmod(tmp_path / "ro", 0o500)
+    if os.access(tmp_path / "ro", os.W_OK) and "ro/" in " ".join(argv):
+        pytest.skip("running as a user who may write anywhere")
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("evaluate() ran before the options were checked")
+
+    monkeypatch.setattr(cli, "evaluate", no_games)
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert cli.main(["--agents", "greedy", "random", "--no-progress", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_report_names_from_paths_are_printed_without_control_characters(tmp_path):
+    import shutil
+
+    from agents.policy import PRETRAINED
+
+    name = tmp_path / "evil\x1b[2J\x07.safetensors"
+    shutil.copy(PRETRAINED, name)
+    report = evaluate([str(name), "random"], Rules(episode="round"), deals=1)
+    table = report.table()
+    assert "\x1b" not in table and "\x07" not in table
+    assert "evil\\x1b[2J\\x07.safetensors" in table
+
+
+def test_outputs_are_written_atomically(tmp_path, monkeypatch):
+    import os
+
+    report = evaluate(["greedy", "random"], ROUND, deals=2)
+    target = tmp_path / "r.json"
+    target.write_text("previous")
+
+    def failing_fsync(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError, match="No space"):
+        report.write_json(target)
+    assert target.read_text() == "previous"  # the old file is whole
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temp file left

@@ -8,6 +8,7 @@ import math
 import os
 import re
 import tempfile
+import unicodedata
 from dataclasses import fields
 from pathlib import Path
 
@@ -31,6 +32,18 @@ def whole_number(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a whole number 0 or more, got {text!r}")
     return value
+
+
+def safe_text(text: object) -> str:
+    """``text`` with control and format characters escaped (``\\x1b``): names that come from
+    files or paths are never written raw to a terminal."""
+    out = []
+    for char in str(text):
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            out.append(char.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
