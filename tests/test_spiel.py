@@ -366,6 +366,26 @@ def test_a_state_is_replayed_from_its_seed_and_history() -> None:
     assert again.information_state_string(0) == state.information_state_string(0)
 
 
+def test_openspiel_rl_environment_plays_it() -> None:
+    """OpenSpiel's RL environment (what its DQN, NFSP and policy-gradient agents step) takes
+    the game: information-state vectors of the declared size, legal actions, zero-sum
+    rewards at each episode's end."""
+    from open_spiel.python import rl_environment
+
+    game = load(players=2, episode="round", start_size=5)
+    env = rl_environment.Environment(game, seed=0)
+    assert env.observation_spec()["info_state"] == (spiel.information_state_size(2),)
+    assert env.action_spec()["num_actions"] == 15
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        step = env.reset()
+        while not step.last():
+            player = step.observations["current_player"]
+            assert len(step.observations["info_state"][player]) == spiel.information_state_size(2)
+            step = env.step([int(rng.choice(step.observations["legal_actions"][player]))])
+        assert abs(sum(step.rewards)) < 1e-12 and max(step.rewards) == 1.0
+
+
 # ------------------------------------------------------------------------------ the example
 
 

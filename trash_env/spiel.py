@@ -364,8 +364,9 @@ _TOKENS: dict[Event, str] = {}
 
 
 def event_token(event: Event) -> str:
-    """A short token for one public event: kind letter, player, card, slot (1-based or
-    number; omitted where meaningless). E.g. ``"0S7"``: player 0 drew a 7 from the stock."""
+    """A short token for one public event: player, kind letter, card (or count), ``@`` and
+    the 1-based slot (deal number; new size for a shrink), each omitted where meaningless.
+    E.g. ``"0S7"``: player 0 drew a 7 from the stock; ``"0P7@7"``: placed it in slot 7."""
     token = _TOKENS.get(event)
     if token is None:
         kind, player, card, slot = event
@@ -375,7 +376,7 @@ def event_token(event: Event) -> str:
         elif card >= 0:
             token += card_short(card)
         if slot >= 0:
-            token += f"@{slot + 1 if kind not in ('deal', 'shrink') else slot}"
+            token += f"@{slot if kind == 'shrink' else slot + 1}"
         _TOKENS[event] = token
     return token
 
