@@ -1,11 +1,14 @@
-"""OpenSpiel's information-set MCTS (ISMCTS) playing Trash against uniform random players.
+"""OpenSpiel's information-set MCTS (ISMCTS) playing Trash against the project's bots.
 
 The game is loaded through pyspiel like any OpenSpiel game (``trash_env.spiel`` registers it),
 and ISMCTS searches worlds re-dealt by ``TrashState.resample_from_infostate``, so it never sees
-the face-down cards or the stock order. The searching player takes every seat in turn; the
-result is its win rate and mean return (zero-sum: 0 is what a random player averages).
+the face-down cards or the stock order. The other seats are played by a bot of ``agents``
+(``--opponent random``, the default, or ``greedy``, ...), which sees the public view only. The
+searching player takes every seat in turn; the result is its win rate and mean return
+(zero-sum: 0 is what the opponents' equal averages).
 
     python examples/openspiel_ismcts.py --games 20 --simulations 100
+    python examples/openspiel_ismcts.py --games 20 --simulations 100 --opponent greedy
 
 Every random choice is seeded (``--seed``): the same command prints the same result.
 """
@@ -21,7 +24,10 @@ import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
-import trash_env.spiel  # noqa: F401  (registers "python_trash")
+import trash_env.spiel  # registers "python_trash"
+from agents.base import Agent, make_agent
+from trash_env.observation import action_mask, encode_observation
+from trash_env.view import PublicView
 
 
 def play(
@@ -32,8 +38,10 @@ def play(
     episode: str = "round",
     seed: int = 0,
     uct_c: float = 2.0,
+    opponent: str = "random",
 ) -> dict:
-    """Play ``games`` games, ISMCTS in seat ``g % players`` of game ``g``, the others random.
+    """Play ``games`` games, ISMCTS in seat ``g % players`` of game ``g``, the others played
+    by the bot ``opponent`` names (an ``agents.make_agent`` spec).
 
     Returns the search player's wins, mean return and the time taken."""
     game = pyspiel.load_game(
@@ -42,7 +50,7 @@ def play(
     )
     search_rng = np.random.RandomState(seed)  # ISMCTS's own choices and rollouts
     world_rng = np.random.default_rng(seed)  # the re-deals of hidden cards
-    random_rng = np.random.default_rng(seed + 1)  # the random players
+    bot_players = make_agent(opponent, seed=seed + 1)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=search_rng)
     bot = ismcts.ISMCTSBot(
         game,
@@ -60,6 +68,7 @@ def play(
     start = time.perf_counter()
     for g in range(games):
         seat = g % players
+        bot_players.reset()
         state = game.new_initial_state()
         while not state.is_terminal():
             if state.is_chance_node():
@@ -68,7 +77,7 @@ def play(
                 state.apply_action(int(bot.step(state)))
                 decisions += 1
             else:
-                state.apply_action(int(random_rng.choice(state.legal_actions())))
+                state.apply_action(_bot_action(bot_players, state))
         result = state.returns()[seat]
         total += result
         wins += result > 0
@@ -79,12 +88,20 @@ def play(
         "start_size": start_size,
         "episode": episode,
         "seed": seed,
+        "opponent": opponent,
         "ismcts_wins": int(wins),
         "ismcts_win_rate": wins / games if games else 0.0,
         "ismcts_mean_return": total / games if games else 0.0,
         "ismcts_decisions": decisions,
         "seconds": round(time.perf_counter() - start, 1),
     }
+
+
+def _bot_action(agent: Agent, state: trash_env.spiel.TrashState) -> int:
+    """The project bot's move in ``state``, from what its seat may see (the public view)."""
+    engine, seat = state.engine, state.current_player()
+    observation = encode_observation(engine, seat) if agent.uses_observation else None
+    return int(agent.act(observation, action_mask(engine, seat), PublicView(engine, seat)))
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
@@ -95,11 +112,20 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--start-size", type=int, default=5, help="the first layout size")
     parser.add_argument("--episode", choices=("round", "game"), default="round")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--opponent", default="random", help="the other seats' bot: random, greedy, counting, ..."
+    )
     args = parser.parse_args(argv)
     if args.games < 1 or args.simulations < 1:
         parser.error("--games and --simulations must be at least 1")
     result = play(
-        args.games, args.simulations, args.players, args.start_size, args.episode, args.seed
+        args.games,
+        args.simulations,
+        args.players,
+        args.start_size,
+        args.episode,
+        args.seed,
+        opponent=args.opponent,
     )
     print(json.dumps(result))
     return result
