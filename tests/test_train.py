@@ -262,3 +262,15 @@ def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
     # What it wrote before dying is whole: every checkpoint is complete or absent.
     for path in folder.glob("*.ckpt"):
         train.read_checkpoint_payload(path)
+
+
+def test_exact_resume_also_holds_with_subprocess_envs(tmp_path):
+    """The envs live in other processes there: the checkpoint fetches them through
+    ``env_method`` and the resumed run rebuilds them inside its own workers."""
+    flags = TINY[:-2] + ["--timesteps", "512", "--vec", "subproc"]
+    first = tmp_path / "a.safetensors"
+    assert train.main(flags + ["--out", str(first)]) == 0
+    second = tmp_path / "b.safetensors"
+    checkpoint = tmp_path / "a_checkpoints" / "step_000000256.ckpt"
+    assert train.main(flags + ["--out", str(second), "--resume", str(checkpoint)]) == 0
+    assert _same_weights(first, second) == []
