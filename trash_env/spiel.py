@@ -277,7 +277,8 @@ class TrashState(pyspiel.State):
         self, player_id: int, probability_sampler: Callable[[], float]
     ) -> TrashState:
         """A copy with every hidden card re-dealt at random, consistently with the public
-        information (the engine's ``resample_hidden``; the same information state).
+        information (the engine's ``resample_hidden``; the same information state). Every
+        player's information is the public information, so ``player_id`` changes nothing.
         ``probability_sampler()`` returns uniform numbers in [0, 1), e.g. ``rng.random`` of a
         seeded numpy Generator or OpenSpiel's UniformProbabilitySampler; one call seeds the
         re-deal."""
