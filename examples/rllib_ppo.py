@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--batch", type=int, default=2000, help="env steps per iteration")
     parser.add_argument("--env-runners", type=int, default=2, help="sampling actors")
     parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--episode", choices=("game", "round"), default="game",
+                        help="an episode is a whole game or one deal (shorter)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--address", default=None,
                         help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
@@ -60,7 +62,8 @@ def main(argv: list[str] | None = None) -> dict:
         env_name = trash_rllib.register()
         config = (
             PPOConfig()
-            .environment(env_name, env_config={"num_players": args.players})
+            .environment(env_name, env_config={"num_players": args.players,
+                                                 "episode": args.episode})
             .multi_agent(**trash_rllib.multi_agent_kwargs())
             .rl_module(rl_module_spec=trash_rllib.rl_module_spec())
             .env_runners(num_env_runners=args.env_runners, num_envs_per_env_runner=1,
