@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.evaluation import MAX_GAMES, MAX_WORKERS, SEATINGS, evaluate
+from agents.evaluation import BACKENDS, MAX_GAMES, MAX_WORKERS, SEATINGS, evaluate
 from trash_env.cli import (
     IMAGE_SUFFIXES,
     add_rules_arguments,
@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=whole_number, default=1,
                         help=f"processes, 1 to {MAX_WORKERS}; the numbers do not depend on it "
                         "(default: 1)")
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="local processes, or Ray tasks on the Ray cluster RAY_ADDRESS names "
+                        "(else a local Ray of --workers CPUs); same numbers (default: local)")
     parser.add_argument("--seatings", choices=SEATINGS, default="rotations",
                         help="seat orders per line-up (default: rotations)")
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
@@ -71,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = evaluate(
             args.agents, rules, games=args.games, seed=args.seed, workers=args.workers,
             progress=not args.no_progress, deals=args.deals, seatings=args.seatings,
+            backend=args.backend,
         )
     except (ValueError, ImportError) as error:
         parser.print_usage(sys.stderr)

@@ -62,6 +62,7 @@ from trash_env.rules import Rules
 from trash_env.view import PublicView
 
 SEATINGS = ("rotations", "permutations")
+BACKENDS = ("local", "ray")  # ray: agents/ray_backend.py (the deal chunks as Ray tasks)
 Z95 = 1.959963984540054
 MAX_GAMES = 10_000_000  # a ceiling on one evaluation: a typo fails at once, not after days
 MAX_WORKERS = 256
@@ -571,6 +572,7 @@ def evaluate(
     deals: int | None = None,
     seatings: str = "rotations",
     chunk: int | None = None,
+    backend: str = "local",
 ) -> Report:
     """Play a duplicate-deal tournament between ``agent_specs`` and report on it.
 
@@ -584,6 +586,9 @@ def evaluate(
         deals: the number of deals, instead of ``games``.
         seatings: ``"rotations"`` or ``"permutations"`` of each line-up.
         chunk: deals per task sent to a worker (default: about 4 tasks per worker).
+        backend: ``"local"`` (this machine's processes) or ``"ray"`` (Ray tasks on the Ray
+            instance or cluster of :mod:`agents.ray_backend`; ``workers`` sizes the chunks and
+            a local instance). The numbers do not depend on it.
     """
     _refuse_in_a_bootstrapping_worker()
     rules = rules if rules is not None else Rules()
@@ -594,6 +599,8 @@ def evaluate(
     if (isinstance(workers, bool) or not isinstance(workers, int)
             or not 1 <= workers <= MAX_WORKERS):
         raise ValueError(f"workers must be an integer from 1 to {MAX_WORKERS}, got {workers!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of 'local', 'ray', got {backend!r}")
     specs = list(agent_specs)
     ups = lineups(specs, rules.num_players)
     plan = [seat_orders(up, seatings) for up in ups]
@@ -620,7 +627,12 @@ def evaluate(
         bar = tqdm(total=deals * per_deal, unit="game", desc="evaluate")
     report_progress = progress if callable(progress) else None
     try:
-        if workers == 1:
+        if backend == "ray":
+            from agents.ray_backend import ray_stream
+
+            stream = ray_stream(rules, plan, seed, tasks, workers)
+            pool = None
+        elif workers == 1:
             _init_worker(rules, plan, seed)
             stream = map(_play_deals, tasks)
             pool = None
