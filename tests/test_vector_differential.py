@@ -1,0 +1,223 @@
+"""Differential test: the batched engine (trash_env.vector) against the reference engine.
+
+The reference ``Game`` stays the rule book. Every game of a ``VectorGame`` batch plays on its own
+PCG64 stream seeded with its game seed, so ``Game(rules, seed=batch.seeds[i])`` deals the same
+cards, picks the same first player and reshuffles the same way. Both are driven with the same
+random legal actions (every decision, the "Trash!" call included), and after every decision the
+whole state must agree: layouts, slot states, sizes, rounds won, face-down counts, hidden-card
+counts, the stock in order, the discard pile, the card in hand, the player to act, the decision,
+turn and deal counters, the end of the game, winners, placings, per-deal results and rewards,
+and the generator's state itself (same draws, in the same order). Observations of every seat and
+action masks must be byte-identical to ``encode_observation`` and ``action_mask``.
+
+Thousands of games over variants that together set every option of ``Rules``; runs in about a
+minute.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trash_env.engine import Game
+from trash_env.observation import action_mask, encode_observation
+from trash_env.rules import Rules
+from trash_env.vector import VectorGame
+
+# (rules options, games, batch size): together every option and every allowed value.
+VARIANTS = [
+    ({}, 240, 60),
+    ({"num_players": 3}, 120, 60),
+    ({"num_players": 4, "wilds": "kings", "jokers": True}, 80, 40),
+    ({"num_players": 6, "wilds": "faces", "jokers": True, "reshuffle": "all"}, 40, 40),
+    ({"wilds": "none", "target_size": 5, "max_deals": 3}, 300, 100),
+    ({"losers_reveal": True, "free_draws": 3, "call_trash": True}, 240, 80),
+    ({"num_players": 3, "call_trash": True, "first_player": "rotate", "episode": "round"},
+     600, 200),
+    ({"start_size": 3, "jokers": True, "wilds": "faces", "max_turns": 60}, 600, 200),
+    ({"num_players": 5, "num_decks": 1, "start_size": 3, "target_size": 1}, 200, 100),
+    ({"start_size": 1, "reshuffle": "all", "call_trash": True}, 600, 200),
+    ({"losers_reveal": True, "reshuffle": "all", "call_trash": True, "max_deals": 2,
+      "first_player": "rotate"}, 300, 100),
+    ({"num_players": 4, "num_decks": 3, "jokers": True, "call_trash": True,
+      "losers_reveal": True, "start_size": 5, "target_size": 3}, 120, 60),
+    ({"num_players": 2, "num_decks": 2, "wilds": "kings", "losers_reveal": True,
+      "free_draws": 3, "start_size": 4, "episode": "round"}, 400, 200),
+]
+# Every option of Rules is set to a non-default value by some variant.
+_TOUCHED = {key for options, _, _ in VARIANTS for key in options}
+assert _TOUCHED == set(Rules.option_names()), set(Rules.option_names()) - _TOUCHED
+
+
+MASK64 = (1 << 64) - 1
+
+
+def reference_state(game: Game) -> tuple:
+    bits = game.rng.bit_generator.state
+    inner = bits["state"]
+    return (
+        game.layout, game.state, game.sizes, game.rounds_won, game._down, game._hidden,
+        game.stock, game.discard, game.held, game._current, int(game.decision), game.turns,
+        game.deal_number, game.done, game.truncated,
+        [inner["state"] >> 64, inner["state"] & MASK64, inner["inc"] >> 64,
+         inner["inc"] & MASK64, bits["has_uint32"], bits["uinteger"]],
+    )
+
+
+FIELDS = ("layout", "slot", "size", "won", "down", "hidden", "stock", "nstock", "discard",
+          "ndiscard", "held", "current", "decision", "turns", "deals", "done", "truncated", "rng")
+
+PER_SEAT = ("layout", "slot", "size", "won", "down")
+PILES = ("stock", "discard")
+
+
+def batch_states(batch: VectorGame) -> list[tuple]:
+    """Every game's state in the reference's shapes (each field read once for the batch)."""
+    n, cards, games = batch.num_players, batch.arrays.cards, batch.games
+    f = {name: games[name].tolist() for name in FIELDS if name not in PER_SEAT + PILES}
+    for name in PER_SEAT:
+        f[name] = games[name][:, :n].tolist()
+    for name in PILES:
+        f[name] = games[name][:, :cards].tolist()
+    return [
+        (
+            f["layout"][i], f["slot"][i], f["size"][i], f["won"][i], f["down"][i],
+            f["hidden"][i], f["stock"][i][: f["nstock"][i]], f["discard"][i][: f["ndiscard"][i]],
+            f["held"][i], f["current"][i], f["decision"][i], f["turns"][i], f["deals"][i],
+            f["done"][i], f["truncated"][i], f["rng"][i],
+        )
+        for i in range(batch.batch_size)
+    ]
+
+
+class Checker:
+    """Compares a batch with its reference games after every decision. The state (and the
+    generator's) of every running game is compared every time; observations of every seat and
+    all masks for a sampled ``observe`` share of the games per step (encoding is the costly
+    part) and always at a game's end."""
+
+    def __init__(self, batch: VectorGame, refs: list[Game], observe: float, seed: int) -> None:
+        self.batch, self.refs = batch, refs
+        self.deals_seen = [0] * len(refs)
+        self.paid = np.zeros((len(refs), batch.num_players))
+        self.finished = [False] * len(refs)
+        self.observe = observe
+        self.sample = np.random.default_rng(seed)
+        self.step = 0
+        self.observed = 0
+
+    def check(self) -> None:
+        batch, n = self.batch, self.batch.num_players
+        states = batch_states(batch)
+        looks = self.sample.random(len(self.refs)) < self.observe
+        masks = observations = None
+        shrunk = batch.games["shrunk"]
+        rewards = batch.games["deal_reward"]
+        for i, game in enumerate(self.refs):
+            if self.finished[i]:
+                continue
+            where = f"game {i} (seed {int(batch.seeds[i])}) after {self.step} decisions"
+            assert states[i] == reference_state(game), where
+            while self.deals_seen[i] < len(game.round_results):
+                self.paid[i] += game.shares_to_returns(game.round_results[self.deals_seen[i]])
+                self.deals_seen[i] += 1
+            if game.round_results:
+                assert np.flatnonzero(shrunk[i, :n]).tolist() == list(game.round_results[-1]), where
+            assert np.abs(rewards[i, :n] - self.paid[i]).max() < 1e-9, where
+            if game.done or looks[i]:
+                if masks is None:
+                    masks = [batch.action_masks(np.full(batch.batch_size, p)) for p in range(n)]
+                    observations = [
+                        batch.observations(np.full(batch.batch_size, p)) for p in range(n)
+                    ]
+                self.observed += 1
+                for p in range(n):
+                    expected = encode_observation(game, p).tobytes()
+                    assert observations[p][i].tobytes() == expected, where
+                    assert masks[p][i].tolist() == action_mask(game, p).tolist(), where
+            if game.done:
+                self.finished[i] = True
+                r = batch.games[i]
+                assert np.flatnonzero(r["winner"][:n]).tolist() == list(game.winners), where
+                if game.placings is not None:
+                    assert r["placing"][:n].tolist() == list(game.placings), where
+                assert batch.returns()[i].tolist() == game.returns(), where
+        self.step += 1
+
+
+def play_batch(options: dict, batch_size: int, seed: int, observe: float = 0.1) -> Checker:
+    rules = Rules(**options)
+    batch = VectorGame(rules, batch_size, seed=seed)
+    refs = [batch.reference_game(i) for i in range(batch_size)]
+    choose = np.random.default_rng(seed + 1)
+    checker = Checker(batch, refs, observe, seed + 2)
+    checker.check()
+    while not all(game.done for game in refs):
+        actions = np.zeros(batch_size, np.int64)
+        expect = []
+        for i, game in enumerate(refs):
+            if not game.done:
+                legal = game.legal_actions()
+                actions[i] = legal[int(choose.integers(len(legal)))]
+                game.step(int(actions[i]))
+            expect.append(not checker.finished[i])
+        assert batch.step(actions).tolist() == expect
+        checker.check()
+    return checker
+
+
+@pytest.mark.parametrize("variant", range(len(VARIANTS)),
+                         ids=[",".join(f"{k}={v}" for k, v in o.items()) or "standard"
+                              for o, _, _ in VARIANTS])
+def test_batch_matches_reference(variant: int) -> None:
+    options, games, batch_size = VARIANTS[variant]
+    played = observed = 0
+    seed = 1000 * variant
+    while played < games:
+        checker = play_batch(options, batch_size, seed)
+        played += batch_size
+        observed += checker.observed
+        seed += 7
+    assert played >= games and observed >= played
+
+
+def test_game_seeds_come_from_the_batch_generator() -> None:
+    batch = VectorGame(Rules(), 5, seed=42)
+    expected = np.random.default_rng(42).integers(2**63, size=5)
+    assert batch.seeds.tolist() == expected.tolist()
+    batch.reset([3])
+    rng = np.random.default_rng(42)
+    rng.integers(2**63, size=5)
+    assert int(batch.seeds[3]) == int(rng.integers(2**63, size=1)[0])
+    explicit = VectorGame(Rules(), 2, seeds=[7, 9])
+    assert explicit.seeds.tolist() == [7, 9]
+    assert explicit.rng_state(1) == Game(Rules(), seed=9).rng.bit_generator.state
+
+
+def test_illegal_actions_change_nothing() -> None:
+    rules = Rules(call_trash=True)
+    batch = VectorGame(rules, 40, seed=3)
+    refs = [batch.reference_game(i) for i in range(40)]
+    choose = np.random.default_rng(5)
+    for _ in range(200):
+        actions = np.zeros(40, np.int64)
+        expect = []
+        for i, game in enumerate(refs):
+            legal = game.legal_actions()
+            if game.done:
+                expect.append(False)
+                continue
+            if choose.random() < 0.3:
+                illegal = [a for a in range(-1, 16) if a not in legal]
+                actions[i] = illegal[int(choose.integers(len(illegal)))]
+                with pytest.raises(ValueError):
+                    game.step(int(actions[i]))
+                expect.append(False)
+            else:
+                actions[i] = legal[int(choose.integers(len(legal)))]
+                game.step(int(actions[i]))
+                expect.append(True)
+        assert batch.step(actions).tolist() == expect
+        states = batch_states(batch)
+        for i, game in enumerate(refs):
+            assert states[i] == reference_state(game)

@@ -1,0 +1,648 @@
+"""The rules of :mod:`trash_env.engine` over a batch of games, compiled by numba.
+
+Each function takes ``r``, one record of the batch's structured state array (a view: writes go
+to the batch's arrays), and mirrors the reference ``Game`` method of the same name. The
+reference's methods call each other in tail position (a turn's end begins the next turn, a
+round's end deals the next round), so here each returns a *continuation* code instead and
+:func:`run` loops over them: no recursion, one compiled loop per game.
+
+``cfg`` holds the rules as integers (see ``CFG_*``); ``wild`` the wild table, ``totals`` the
+rank counts and ``deck`` the cards in ``build_deck`` order (the shuffles must see the same
+order as the reference for the same seed to deal the same cards).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from trash_env.vector._pcg import integers, shuffle
+
+# Slot states, decisions and actions: the reference engine's values.
+DOWN, NATURAL, WILD_UP, ABSENT = 0, 1, 2, 3
+D_NONE, D_DRAW, D_WILD, D_SWAP, D_CALL = 0, 1, 2, 3, 4
+DRAW_STOCK, TAKE_DISCARD, DECLINE, CALL_TRASH, STAY_SILENT = 10, 11, 12, 13, 14
+PLAY, FREE_DRAWS = 0, 1
+
+# Continuations.
+STOP, BEGIN_TURN, PLAY_HELD, PLAY_HELD_NOSWAP, START_ROUND, FINISH_ROUND = 0, 1, 2, 3, 4, 5
+
+# cfg indices.
+(
+    CFG_N,
+    CFG_RESHUFFLE_ALL,
+    CFG_LOSERS_REVEAL,
+    CFG_FREE_DRAWS,
+    CFG_CALL_TRASH,
+    CFG_EPISODE_ROUND,
+    CFG_MAX_DEALS,
+    CFG_ROTATE,
+    CFG_TARGET,
+    CFG_MAX_TURNS,
+    CFG_START_SIZE,
+    CFG_CARDS,
+) = range(12)
+CFG_LEN = 12
+
+
+# ---------------------------------------------------------------------- the round
+
+
+@njit(cache=True)
+def new_game(r, cfg, wild, deck, totals) -> None:
+    """``Game.__init__`` from the record's fresh rng words: sizes, counters, first deal."""
+    n = cfg[CFG_N]
+    for p in range(n):
+        r.size[p] = cfg[CFG_START_SIZE]
+        r.won[p] = 0
+        r.winner[p] = 0
+        r.placing[p] = 0
+        r.deal_reward[p] = 0.0
+        r.shrunk[p] = 0
+    r.deals = 0
+    r.turns = 0
+    r.done = False
+    r.truncated = False
+    r.decision = D_NONE
+    r.current = integers(r.rng, n)
+    run(r, START_ROUND, cfg, wild, deck, totals)
+
+
+@njit(cache=True)
+def start_round(r, cfg, deck, totals) -> int:
+    n = cfg[CFG_N]
+    cards = cfg[CFG_CARDS]
+    order = r.discard  # scratch: the discard pile starts empty
+    for i in range(cards):
+        order[i] = deck[i]
+    shuffle(r.rng, order, cards)
+    i = 0
+    for p in range(n):
+        size = r.size[p]
+        for s in range(10):
+            if s < size:
+                r.layout[p, s] = order[i]
+                r.slot[p, s] = DOWN
+                i += 1
+            else:
+                r.layout[p, s] = -1
+                r.slot[p, s] = ABSENT
+        r.down[p] = size
+        r.claim[p] = 0
+        r.completed[p] = 0
+    # The stock is the rest of the order, top at the end: stock[k] = order[cards - 1 - k].
+    left = cards - i
+    for k in range(left):
+        r.stock[k] = order[cards - 1 - k]
+    r.nstock = left
+    r.ndiscard = 0
+    r.held = -1
+    for c in range(14):
+        r.hidden[c] = totals[c]
+    r.stock_known = False
+    r.phase = PLAY
+    r.free_left = 0
+    r.called = False
+    r.pend_slot = -1
+    r.pend_wild = False
+    r.round_winner = -1
+    r.round_starter = r.current  # the starter was left in ``current``
+    return BEGIN_TURN
+
+
+@njit(cache=True)
+def begin_turn(r, cfg) -> int:
+    player = r.current
+    r.called = False
+    if r.claim[player]:
+        return win_round(r, player, cfg)
+    if r.nstock == 0:
+        reshuffle(r, cfg)
+    if r.nstock > 0 and r.ndiscard > 0:
+        r.decision = D_DRAW
+        return STOP
+    if r.nstock > 0:
+        draw_stock(r)
+    else:
+        take_discard(r)
+    return PLAY_HELD
+
+
+@njit(cache=True)
+def reshuffle(r, cfg) -> None:
+    nd = r.ndiscard
+    if cfg[CFG_RESHUFFLE_ALL] == 0 and nd > 0:
+        m = nd - 1
+        top = r.discard[nd - 1]
+        keep = 1
+    else:
+        m = nd
+        top = -1
+        keep = 0
+    if m == 0:
+        return
+    for k in range(m):
+        card = r.discard[k]
+        r.stock[k] = card
+        r.hidden[card] += 1
+    shuffle(r.rng, r.stock, m)
+    r.nstock = m
+    if keep:
+        r.discard[0] = top
+    r.ndiscard = keep
+    r.stock_known = True
+
+
+@njit(cache=True)
+def draw_stock(r) -> None:
+    k = r.nstock - 1
+    card = r.stock[k]
+    r.nstock = k
+    r.held = card
+    r.hidden[card] -= 1
+
+
+@njit(cache=True)
+def take_discard(r) -> None:
+    k = r.ndiscard - 1
+    r.held = r.discard[k]
+    r.ndiscard = k
+
+
+@njit(cache=True)
+def play_held(r, may_swap, cfg, wild) -> int:
+    """Place the held card and what it uncovers until a decision or the turn's end."""
+    player = r.current
+    card = r.held
+    size = r.size[player]
+    while True:
+        if wild[card]:
+            if r.down[player] > 1:
+                r.decision = D_WILD
+                return STOP
+            first = 0
+            while r.slot[player, first] != DOWN:
+                first += 1
+            return put(r, first, True, cfg, wild)  # the last face-down slot: completes
+        if card < 1 or card > size:
+            break
+        slot = card - 1
+        was = r.slot[player, slot]
+        if was != DOWN:
+            if was == WILD_UP and may_swap:
+                r.decision = D_SWAP
+                return STOP
+            break
+        if r.down[player] == 1:
+            return put(r, slot, False, cfg, wild)  # completes the layout
+        under = r.layout[player, slot]
+        r.layout[player, slot] = card
+        r.slot[player, slot] = NATURAL
+        r.down[player] -= 1
+        r.hidden[under] -= 1
+        r.held = under
+        card = under
+    # The turn ends.
+    r.discard[r.ndiscard] = card
+    r.ndiscard += 1
+    r.held = -1
+    return next_turn(r, cfg)
+
+
+@njit(cache=True)
+def put(r, slot, as_wild, cfg, wild) -> int:
+    player = r.current
+    down = r.down[player]
+    completes = down == 0 or (down == 1 and r.slot[player, slot] == DOWN)
+    if completes and cfg[CFG_CALL_TRASH] and r.phase == PLAY and not r.called:
+        r.pend_slot = slot
+        r.pend_wild = as_wild
+        r.decision = D_CALL
+        return STOP
+    lay(r, slot, as_wild)
+    if completes:
+        return layout_complete(r, cfg, wild)
+    return PLAY_HELD
+
+
+@njit(cache=True)
+def lay(r, slot, as_wild) -> None:
+    player = r.current
+    card = r.held
+    under = r.layout[player, slot]
+    was = r.slot[player, slot]
+    r.layout[player, slot] = card
+    r.slot[player, slot] = WILD_UP if as_wild else NATURAL
+    if was == DOWN:
+        r.down[player] -= 1
+        r.hidden[under] -= 1
+    r.held = under
+
+
+@njit(cache=True)
+def layout_complete(r, cfg, wild) -> int:
+    player = r.current
+    if r.phase == FREE_DRAWS:
+        r.completed[player] = 1
+        return finish_round(r, cfg, wild)
+    return win_round(r, player, cfg)
+
+
+@njit(cache=True)
+def discard_held(r) -> None:
+    if r.held >= 0:
+        r.discard[r.ndiscard] = r.held
+        r.ndiscard += 1
+    r.held = -1
+
+
+@njit(cache=True)
+def miss_call(r, cfg) -> int:
+    player = r.current
+    discard_held(r)
+    if r.nstock == 0:
+        reshuffle(r, cfg)
+    if r.nstock > 0:
+        k = r.nstock - 1
+        card = r.stock[k]
+        r.nstock = k
+        r.hidden[card] -= 1
+        r.discard[r.ndiscard] = card
+        r.ndiscard += 1
+    r.claim[player] = 1
+    return next_turn(r, cfg)
+
+
+@njit(cache=True)
+def next_turn(r, cfg) -> int:
+    r.turns += 1
+    if r.turns >= cfg[CFG_MAX_TURNS]:
+        r.done = True
+        r.truncated = True
+        r.decision = D_NONE
+        return STOP
+    if r.phase == FREE_DRAWS:
+        r.free_left -= 1
+        if r.free_left == 0:
+            return FINISH_ROUND
+    else:
+        r.current = (r.current + 1) % cfg[CFG_N]
+    return BEGIN_TURN
+
+
+@njit(cache=True)
+def win_round(r, player, cfg) -> int:
+    r.round_winner = player
+    r.completed[player] = 1
+    discard_held(r)
+    if cfg[CFG_FREE_DRAWS]:
+        loser = 1 - player
+        if r.down[loser] == 0:  # a missed call left the loser complete already
+            r.completed[loser] = 1
+            return FINISH_ROUND
+        r.phase = FREE_DRAWS
+        r.free_left = cfg[CFG_FREE_DRAWS]
+        r.current = loser
+        return BEGIN_TURN
+    return FINISH_ROUND
+
+
+@njit(cache=True)
+def finish_round(r, cfg, wild) -> int:
+    n = cfg[CFG_N]
+    discard_held(r)
+    for p in range(n):
+        r.shrunk[p] = r.completed[p]
+        r.fdl[p] = r.down[p]
+    if cfg[CFG_LOSERS_REVEAL]:
+        for p in range(n):
+            if r.completed[p]:
+                continue
+            correct = True
+            for s in range(r.size[p]):
+                if r.slot[p, s] == DOWN:
+                    card = r.layout[p, s]
+                    if not (card == s + 1 or wild[card]):
+                        correct = False
+            if correct:
+                r.shrunk[p] = 1
+    shrinkers = 0
+    game_winners = 0
+    for p in range(n):
+        if r.shrunk[p]:
+            shrinkers += 1
+            r.size[p] -= 1
+            r.won[p] += 1
+            if r.size[p] <= cfg[CFG_TARGET]:
+                game_winners += 1
+    # The deal's zero-sum shares (Game.shares_to_returns), for per-deal rewards.
+    if shrinkers:
+        share = n / shrinkers
+        for p in range(n):
+            r.deal_reward[p] += ((share if r.shrunk[p] else 0.0) - 1.0) / (n - 1)
+    r.deals += 1
+    if game_winners:
+        for p in range(n):
+            r.winner[p] = 1 if r.shrunk[p] != 0 and r.size[p] <= cfg[CFG_TARGET] else 0
+        game_over(r, n)
+        return STOP
+    if cfg[CFG_EPISODE_ROUND]:
+        for p in range(n):
+            r.winner[p] = r.shrunk[p]
+        game_over(r, n)
+        return STOP
+    if cfg[CFG_MAX_DEALS] and r.deals >= cfg[CFG_MAX_DEALS]:
+        smallest = 99
+        for p in range(n):
+            smallest = min(smallest, r.size[p])
+        for p in range(n):
+            r.winner[p] = 1 if r.size[p] == smallest else 0
+        game_over(r, n)
+        return STOP
+    if cfg[CFG_ROTATE]:
+        r.current = (r.round_starter + 1) % n
+    else:
+        r.current = r.round_winner
+    return START_ROUND
+
+
+@njit(cache=True)
+def game_over(r, n) -> None:
+    """Winners place first; the others by how few face-down slots they had left."""
+    r.done = True
+    r.decision = D_NONE
+    winners = 0
+    for p in range(n):
+        if r.winner[p]:
+            winners += 1
+    for p in range(n):
+        if r.winner[p]:
+            r.placing[p] = 1
+        else:
+            below = 0
+            for q in range(n):
+                if not r.winner[q] and r.fdl[q] < r.fdl[p]:
+                    below += 1
+            r.placing[p] = 1 + winners + below
+
+
+@njit(cache=True)
+def run(r, k, cfg, wild, deck, totals) -> None:
+    """Follow continuations until the game stops at a decision or ends."""
+    while k != STOP:
+        if k == PLAY_HELD:
+            k = play_held(r, True, cfg, wild)
+        elif k == BEGIN_TURN:
+            k = begin_turn(r, cfg)
+        elif k == PLAY_HELD_NOSWAP:
+            k = play_held(r, False, cfg, wild)
+        elif k == FINISH_ROUND:
+            k = finish_round(r, cfg, wild)
+        else:
+            k = start_round(r, cfg, deck, totals)
+
+
+@njit(cache=True)
+def is_legal(r, action) -> bool:
+    d = r.decision
+    if d == D_DRAW:
+        return action == DRAW_STOCK or action == TAKE_DISCARD
+    if d == D_WILD:
+        return 0 <= action < r.size[r.current] and r.slot[r.current, action] == DOWN
+    if d == D_SWAP:
+        return action == r.held - 1 or action == DECLINE
+    if d == D_CALL:
+        return action == CALL_TRASH or action == STAY_SILENT
+    return False
+
+
+@njit(cache=True)
+def step(r, action, cfg, wild, deck, totals) -> bool:
+    """``Game.step``: apply a legal action and play on; False (nothing changed) if illegal."""
+    if not is_legal(r, action):
+        return False
+    d = r.decision
+    if d == D_DRAW:
+        if action == DRAW_STOCK:
+            draw_stock(r)
+        else:
+            take_discard(r)
+        k = PLAY_HELD
+    elif d == D_WILD:
+        k = put(r, action, True, cfg, wild)
+    elif d == D_SWAP:
+        if action == DECLINE:
+            k = PLAY_HELD_NOSWAP
+        else:
+            k = put(r, action, False, cfg, wild)
+    elif action == CALL_TRASH:
+        r.called = True
+        lay(r, r.pend_slot, r.pend_wild)
+        k = layout_complete(r, cfg, wild)
+    else:
+        lay(r, r.pend_slot, r.pend_wild)
+        k = miss_call(r, cfg)
+    run(r, k, cfg, wild, deck, totals)
+    return True
+
+
+# ---------------------------------------------------------------------- batch kernels
+
+
+@njit(cache=True)
+def batch_new_games(games, index, words, cfg, wild, deck, totals) -> None:
+    """Start a new game in each slot ``index[i]`` from the PCG64 words ``words[i]``."""
+    for i in range(index.shape[0]):
+        r = games[index[i]]
+        for w in range(6):
+            r.rng[w] = words[i, w]
+        new_game(r, cfg, wild, deck, totals)
+
+
+@njit(cache=True)
+def batch_step(games, actions, legal, cfg, wild, deck, totals) -> None:
+    """One decision in every game that is not over; ``legal[g]`` tells whether it was legal."""
+    for g in range(games.shape[0]):
+        r = games[g]
+        if r.done:
+            legal[g] = False
+            continue
+        legal[g] = step(r, actions[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True)
+def mask_into(r, player, out) -> None:
+    """``observation.action_mask``: the 13 env actions open to ``player`` (zero if not to act)."""
+    for a in range(13):
+        out[a] = 0
+    if r.done or r.current != player:
+        return
+    d = r.decision
+    if d == D_DRAW:
+        out[DRAW_STOCK] = 1
+        out[TAKE_DISCARD] = 1
+    elif d == D_WILD:
+        for s in range(r.size[player]):
+            if r.slot[player, s] == DOWN:
+                out[s] = 1
+    elif d == D_SWAP:
+        out[r.held - 1] = 1
+        out[DECLINE] = 1
+
+
+@njit(cache=True)
+def batch_masks(games, players, out) -> None:
+    for g in range(games.shape[0]):
+        mask_into(games[g], players[g], out[g])
+
+
+@njit(cache=True)
+def observe_into(r, observer, out, n, wild, totals, cards) -> None:
+    """``observation.encode_observation`` into ``out`` (float32), value for value."""
+    acting = -1 if r.done else r.current
+    i = 0
+    for k in range(n):
+        p = (observer + k) % n
+        for s in range(10):
+            st = r.slot[p, s]
+            for f in range(4):
+                out[i + f] = 1.0 if f == st else 0.0
+            i += 4
+        out[i] = r.size[p] / 10
+        out[i + 1] = r.won[p] / 10
+        out[i + 2] = r.down[p] / 10
+        out[i + 3] = 1.0 if p == acting else 0.0
+        i += 4
+    top = r.discard[r.ndiscard - 1] if r.ndiscard > 0 else 14
+    for c in range(15):
+        out[i + c] = 1.0 if c == top else 0.0
+    i += 15
+    held = r.held if r.held >= 0 else 14
+    for c in range(15):
+        out[i + c] = 1.0 if c == held else 0.0
+    i += 15
+    for c in range(14):
+        total = totals[c]
+        out[i + c] = (total - r.hidden[c]) / total if total else 0.0
+    i += 14
+    for c in range(14):
+        out[i + c] = 1.0 if wild[c] else 0.0
+    i += 14
+    for d in range(5):
+        out[i + d] = 1.0 if d == r.decision else 0.0
+    i += 5
+    out[i] = r.nstock / cards
+    out[i + 1] = r.ndiscard / cards
+
+
+@njit(cache=True)
+def batch_observe(games, observers, out, cfg, wild, totals) -> None:
+    n = cfg[CFG_N]
+    cards = cfg[CFG_CARDS]
+    for g in range(games.shape[0]):
+        observe_into(games[g], observers[g], out[g], n, wild, totals, cards)
+
+
+# ---------------------------------------------------------------------- bots
+
+BOT_LEARNER, BOT_RANDOM, BOT_GREEDY, BOT_COUNTING, BOT_POLICY = 0, 1, 2, 3, 4
+
+
+@njit(cache=True)
+def fits(r, player, card, wild) -> bool:
+    """``agents.heuristics.fits``: would ``card`` be placed at once in ``player``'s layout?"""
+    if card < 0:
+        return False
+    size = r.size[player]
+    if wild[card]:
+        for s in range(size):
+            if r.slot[player, s] == DOWN:
+                return True
+        return False
+    return 1 <= card <= size and (
+        r.slot[player, card - 1] == DOWN or r.slot[player, card - 1] == WILD_UP
+    )
+
+
+@njit(cache=True)
+def natural_supply(r, me, rank, weight, n) -> float:
+    """``agents.heuristics.natural_supply`` for the acting seat ``me``."""
+    hidden = r.hidden[rank]
+    buried = 0
+    for k in range(r.ndiscard - 1):
+        if r.discard[k] == rank:
+            buried += 1
+    rivals = 0
+    for p in range(n):
+        if p != me and rank <= r.size[p]:
+            st = r.slot[p, rank - 1]
+            if st == DOWN or st == WILD_UP:
+                rivals += 1
+    return (hidden + weight * buried) / (1 + rivals)
+
+
+@njit(cache=True)
+def bot_action(r, kind, weight, orng, wild, n) -> int:
+    """The move of a built-in bot (random, greedy, counting) for the player to act."""
+    me = r.current
+    d = r.decision
+    if d == D_CALL:
+        return CALL_TRASH
+    if kind == BOT_RANDOM:
+        legal = np.empty(13, np.int64)
+        count = 0
+        if d == D_DRAW:
+            legal[0] = DRAW_STOCK
+            legal[1] = TAKE_DISCARD
+            count = 2
+        elif d == D_WILD:
+            for s in range(r.size[me]):
+                if r.slot[me, s] == DOWN:
+                    legal[count] = s
+                    count += 1
+        else:
+            legal[0] = r.held - 1
+            legal[1] = DECLINE
+            count = 2
+        return legal[integers(orng, count)]
+    if d == D_DRAW:
+        top = r.discard[r.ndiscard - 1] if r.ndiscard > 0 else -1
+        return TAKE_DISCARD if fits(r, me, top, wild) else DRAW_STOCK
+    if d == D_SWAP:
+        return r.held - 1
+    # WILD: greedy lays it on the highest face-down slot; counting on the slot whose natural
+    # card is least likely to come, ties to the highest slot.
+    best = -1
+    best_score = 0.0
+    for s in range(r.size[me] - 1, -1, -1):
+        if r.slot[me, s] != DOWN:
+            continue
+        if kind == BOT_GREEDY:
+            return s
+        score = natural_supply(r, me, s + 1, weight, n)
+        if best < 0 or score < best_score:
+            best = s
+            best_score = score
+    return best
+
+
+@njit(cache=True)
+def batch_advance(games, kinds, weights, orngs, learner, cfg, wild, deck, totals) -> None:
+    """Answer calls and play the built-in bots in every game until the learner (``learner[g]``)
+    decides, a policy seat must act (``kinds == BOT_POLICY``: the caller runs the network) or
+    the game ends (``TrashSoloEnv._advance``)."""
+    n = cfg[CFG_N]
+    for g in range(games.shape[0]):
+        r = games[g]
+        while not r.done:
+            if r.decision == D_CALL:
+                step(r, CALL_TRASH, cfg, wild, deck, totals)
+                continue
+            p = r.current
+            if p == learner[g]:
+                break
+            kind = kinds[g, p]
+            if kind == BOT_POLICY:
+                break
+            action = bot_action(r, kind, weights[g, p], orngs[g], wild, n)
+            step(r, action, cfg, wild, deck, totals)

@@ -1,0 +1,233 @@
+"""``VectorGame``: B games of Trash in numpy arrays with a leading batch axis, stepped together.
+
+The state of the batch is one numpy structured array, ``games``, of B records (one per game);
+each field is a small-integer array with the batch axis first (``games["layout"]`` is
+``(B, players, 10)`` int8, ``games["stock"]`` ``(B, cards)`` int8, ...). The rules run in
+compiled loops over that array (:mod:`trash_env.vector._kernels`), each game through the same
+steps as the reference :class:`trash_env.engine.Game`.
+
+Randomness and reproduction: the batch owns ``rng``, a ``numpy.random.Generator`` seeded by
+``seed``. Every new game (the first B, and each one started later by :meth:`reset`) draws its
+*game seed* ``int(rng.integers(2**63))`` from it, slot by slot in ascending order, and plays
+on its own PCG64 stream seeded with that game seed, with numpy's exact algorithms. So the game
+in slot ``i`` is move for move ``Game(rules, seed=batch.seeds[i])`` given the same actions: the
+same deals, first player and reshuffles. ``seeds`` may also be given explicitly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
+from trash_env.engine import Game
+from trash_env.observation import observation_size
+from trash_env.rules import MAX_PLAYERS, Rules
+from trash_env.vector import _kernels as K
+from trash_env.vector._pcg import RNG_WORDS, rng_words, state_of
+
+NUM_ACTIONS = 13
+
+
+# One record layout for every rules: numba compiles its kernels once per record type, so all
+# games get room for 6 players and 12 decks with jokers (about 1.5 KiB a game); the players
+# and cards beyond the rules are never touched.
+MAX_CARDS = 12 * 54
+
+
+def game_dtype(num_players: int = MAX_PLAYERS, cards: int = MAX_CARDS) -> np.dtype:
+    """The record of one game (field meanings: the reference ``Game``'s attributes)."""
+    n = num_players
+    return np.dtype(
+        [
+            ("layout", np.int8, (n, NUM_SLOTS)),  # card per slot, -1 where absent
+            ("slot", np.int8, (n, NUM_SLOTS)),  # DOWN, NATURAL, WILD_UP, ABSENT
+            ("size", np.int8, (n,)),
+            ("won", np.int16, (n,)),  # rounds won
+            ("down", np.int8, (n,)),  # face-down slots left
+            ("claim", np.uint8, (n,)),  # pending claim after a missed call
+            ("completed", np.uint8, (n,)),
+            ("shrunk", np.uint8, (n,)),  # who shrank at the last finished deal
+            ("winner", np.uint8, (n,)),
+            ("placing", np.int8, (n,)),
+            ("fdl", np.int8, (n,)),  # face-down slots left at the last deal's end
+            ("deal_reward", np.float64, (n,)),  # deal shares summed since last read
+            ("hidden", np.int16, (NUM_RANKS,)),
+            ("stock", np.int8, (cards,)),  # top at stock[nstock - 1]
+            ("discard", np.int8, (cards,)),  # top at discard[ndiscard - 1]
+            ("nstock", np.int16),
+            ("ndiscard", np.int16),
+            ("held", np.int8),
+            ("current", np.int8),
+            ("decision", np.int8),
+            ("phase", np.int8),
+            ("free_left", np.int8),
+            ("called", np.bool_),
+            ("pend_slot", np.int8),
+            ("pend_wild", np.bool_),
+            ("round_winner", np.int8),
+            ("round_starter", np.int8),
+            ("deals", np.int32),  # deals finished
+            ("turns", np.int32),
+            ("done", np.bool_),
+            ("truncated", np.bool_),
+            ("stock_known", np.bool_),
+            ("rng", np.uint64, (RNG_WORDS,)),  # PCG64 state words, see _pcg
+        ]
+    )
+
+
+class RulesArrays:
+    """The rules as the arrays the kernels read (every ``Rules`` option is supported)."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.n = rules.num_players
+        self.cards = rules.total_cards
+        self.cfg = np.zeros(K.CFG_LEN, np.int64)
+        self.cfg[K.CFG_N] = rules.num_players
+        self.cfg[K.CFG_RESHUFFLE_ALL] = rules.reshuffle == "all"
+        self.cfg[K.CFG_LOSERS_REVEAL] = rules.losers_reveal
+        self.cfg[K.CFG_FREE_DRAWS] = rules.free_draws
+        self.cfg[K.CFG_CALL_TRASH] = rules.call_trash
+        self.cfg[K.CFG_EPISODE_ROUND] = rules.episode == "round"
+        self.cfg[K.CFG_MAX_DEALS] = rules.max_deals or 0
+        self.cfg[K.CFG_ROTATE] = rules.first_player == "rotate"
+        self.cfg[K.CFG_TARGET] = rules.target_size
+        self.cfg[K.CFG_MAX_TURNS] = rules.max_turns
+        self.cfg[K.CFG_START_SIZE] = rules.start_size
+        self.cfg[K.CFG_CARDS] = self.cards
+        self.wild = np.array(rules.wild_table(), np.bool_)
+        self.totals = np.array(rank_totals(rules.decks, rules.jokers), np.int64)
+        self.deck = np.array(build_deck(rules.decks, rules.jokers), np.int8)
+        self.dtype = game_dtype()
+
+
+class VectorGame:
+    """B games of Trash stepped together (see the module docstring).
+
+    Args:
+        rules: the rules of every game of the batch.
+        batch_size: B, the number of games.
+        seed: seed of the batch's generator, which draws every game's seed.
+        seeds: explicit game seeds for the first B games (then ``seed`` only feeds later ones).
+    """
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        batch_size: int = 1,
+        seed: int | None = None,
+        *,
+        seeds: Sequence[int] | None = None,
+    ) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not (
+            1 <= batch_size <= 10_000_000
+        ):
+            raise ValueError(
+                f"batch_size must be an integer from 1 to 10000000, got {batch_size!r}"
+            )
+        self.rules = rules if rules is not None else Rules()
+        self.arrays = RulesArrays(self.rules)
+        self.batch_size = int(batch_size)
+        self.num_players = self.rules.num_players
+        self.rng = np.random.default_rng(seed)
+        self.games = np.zeros(self.batch_size, self.arrays.dtype)
+        self.seeds = np.zeros(self.batch_size, np.uint64)
+        self._legal = np.zeros(self.batch_size, np.bool_)
+        self.reset(seeds=seeds)
+
+    # ------------------------------------------------------------------ games
+
+    def reset(self, index: np.ndarray | Sequence[int] | None = None,
+              seeds: Sequence[int] | None = None) -> None:
+        """Start new games in the slots ``index`` (default: all), with game seeds ``seeds``
+        (default: drawn from the batch's generator, one per slot in the order given)."""
+        idx = np.arange(self.batch_size) if index is None else np.asarray(index, np.int64)
+        if idx.size == 0:
+            return
+        if seeds is None:
+            seeds = self.rng.integers(2**63, size=idx.size)
+        elif len(seeds) != idx.size:
+            raise ValueError(f"seeds: {len(seeds)} seeds for {idx.size} games")
+        words = np.empty((idx.size, RNG_WORDS), np.uint64)
+        for i, s in enumerate(seeds):
+            s = int(s)
+            if not 0 <= s < 2**64:
+                raise ValueError(f"seeds must be integers from 0 to 2**64 - 1, got {s}")
+            words[i] = rng_words(s)
+            self.seeds[idx[i]] = s
+        a = self.arrays
+        K.batch_new_games(self.games, idx, words, a.cfg, a.wild, a.deck, a.totals)
+
+    def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        """Apply one engine action (0..14, as ``Game.step``) in every running game; games that
+        are over ignore theirs. Returns whether each action was legal (an illegal one leaves
+        its game unchanged; finished games count as illegal)."""
+        acts = np.asarray(actions, np.int64)
+        if acts.shape != (self.batch_size,):
+            raise ValueError(f"actions must have shape ({self.batch_size},), got {acts.shape}")
+        a = self.arrays
+        K.batch_step(self.games, acts, self._legal, a.cfg, a.wild, a.deck, a.totals)
+        return self._legal.copy()
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def done(self) -> np.ndarray:
+        return self.games["done"]
+
+    @property
+    def current(self) -> np.ndarray:
+        return self.games["current"]
+
+    @property
+    def decision(self) -> np.ndarray:
+        return self.games["decision"]
+
+    def action_masks(self, players: np.ndarray | None = None) -> np.ndarray:
+        """int8 ``(B, 13)``: ``observation.action_mask`` of ``players[g]`` (default: the player
+        to act) in every game."""
+        who = self.current.astype(np.int64) if players is None else np.asarray(players, np.int64)
+        out = np.empty((self.batch_size, NUM_ACTIONS), np.int8)
+        K.batch_masks(self.games, who, out)
+        return out
+
+    def observations(self, observers: np.ndarray | None = None,
+                     out: np.ndarray | None = None) -> np.ndarray:
+        """float32 ``(B, observation_size)``: ``encode_observation`` of ``observers[g]``
+        (default: the player to act) in every game, byte for byte."""
+        who = (
+            self.current.astype(np.int64) if observers is None else np.asarray(observers, np.int64)
+        )
+        if out is None:
+            out = np.empty((self.batch_size, observation_size(self.num_players)), np.float32)
+        a = self.arrays
+        K.batch_observe(self.games, who, out, a.cfg, a.wild, a.totals)
+        return out
+
+    def returns(self) -> np.ndarray:
+        """float64 ``(B, players)``: ``Game.returns()`` of every game (zero while running or
+        when truncated)."""
+        n = self.num_players
+        win = self.games["winner"][:, :n].astype(bool)
+        k = win.sum(axis=1, keepdims=True)
+        over = self.done & ~self.games["truncated"] & (k[:, 0] > 0)
+        share = np.where(k > 0, n / np.maximum(k, 1), 0.0)
+        out = (np.where(win, share, 0.0) - 1.0) / (n - 1)
+        out[~over] = 0.0
+        return out
+
+    def reference_game(self, i: int) -> Game:
+        """A fresh reference ``Game`` of slot ``i``'s game seed: given the same actions it plays
+        the same game (what the differential test checks)."""
+        return Game(self.rules, seed=int(self.seeds[i]))
+
+    def rng_state(self, i: int) -> dict:
+        """The ``PCG64.state`` of slot ``i``'s game stream (equal to its reference game's)."""
+        return state_of(self.games["rng"][i])
+
+    def memory_bytes(self) -> int:
+        """Bytes of the batch's state arrays."""
+        return int(self.games.nbytes + self.seeds.nbytes + self._legal.nbytes)
