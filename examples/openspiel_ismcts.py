@@ -26,6 +26,7 @@ from open_spiel.python.algorithms import ismcts, mcts
 
 import trash_env.spiel  # registers "python_trash"
 from agents.base import Agent, make_agent
+from trash_env.engine import Game
 from trash_env.observation import action_mask, encode_observation
 from trash_env.view import PublicView
 
@@ -39,9 +40,12 @@ def play(
     seed: int = 0,
     uct_c: float = 2.0,
     opponent: str = "random",
+    rollout: str = "random",
 ) -> dict:
     """Play ``games`` games, ISMCTS in seat ``g % players`` of game ``g``, the others played
-    by the bot ``opponent`` names (an ``agents.make_agent`` spec).
+    by the bot ``opponent`` names (an ``agents.make_agent`` spec). ``rollout`` is how ISMCTS
+    values a new node: ``"random"`` (OpenSpiel's random rollout) or a bot spec that plays
+    every seat to the end of the (re-dealt) game.
 
     Returns the search player's wins, mean return and the time taken."""
     game = pyspiel.load_game(
@@ -51,7 +55,10 @@ def play(
     search_rng = np.random.RandomState(seed)  # ISMCTS's own choices and rollouts
     world_rng = np.random.default_rng(seed)  # the re-deals of hidden cards
     bot_players = make_agent(opponent, seed=seed + 1)
-    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=search_rng)
+    if rollout == "random":
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=search_rng)
+    else:
+        evaluator = BotRolloutEvaluator(make_agent(rollout, seed=seed + 2))
     bot = ismcts.ISMCTSBot(
         game,
         evaluator,
@@ -89,6 +96,7 @@ def play(
         "episode": episode,
         "seed": seed,
         "opponent": opponent,
+        "rollout": rollout,
         "ismcts_wins": int(wins),
         "ismcts_win_rate": wins / games if games else 0.0,
         "ismcts_mean_return": total / games if games else 0.0,
@@ -99,9 +107,35 @@ def play(
 
 def _bot_action(agent: Agent, state: trash_env.spiel.TrashState) -> int:
     """The project bot's move in ``state``, from what its seat may see (the public view)."""
-    engine, seat = state.engine, state.current_player()
+    return _engine_bot_action(agent, state.engine)
+
+
+def _engine_bot_action(agent: Agent, engine: Game) -> int:
+    seat = engine.current
     observation = encode_observation(engine, seat) if agent.uses_observation else None
     return int(agent.act(observation, action_mask(engine, seat), PublicView(engine, seat)))
+
+
+class BotRolloutEvaluator(mcts.Evaluator):
+    """Values a state by one rollout in which ``agent`` plays every seat to the end. ISMCTS
+    evaluates re-dealt worlds only, and the bot reads its seat's public view, so no true
+    hidden card is used. The rollout steps a copy of the engine directly."""
+
+    def __init__(self, agent: Agent) -> None:
+        self._agent = agent
+
+    def evaluate(self, state: trash_env.spiel.TrashState) -> np.ndarray:
+        if state.engine is None:  # before the deal: deal a copy first
+            state = state.clone()
+            state.apply_action(trash_env.spiel.DEAL_ACTION)
+        engine = state.engine.clone(events=False)
+        while not engine.done:
+            engine.step(_engine_bot_action(self._agent, engine))
+        return np.array(engine.returns())
+
+    def prior(self, state: trash_env.spiel.TrashState) -> list[tuple[int, float]]:
+        legal = state.legal_actions()
+        return [(action, 1.0 / len(legal)) for action in legal]
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
@@ -115,6 +149,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument(
         "--opponent", default="random", help="the other seats' bot: random, greedy, counting, ..."
     )
+    parser.add_argument(
+        "--rollout",
+        default="random",
+        help="how ISMCTS values a node: random (OpenSpiel's rollout) or a bot, e.g. greedy",
+    )
     args = parser.parse_args(argv)
     if args.games < 1 or args.simulations < 1:
         parser.error("--games and --simulations must be at least 1")
@@ -126,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         args.episode,
         args.seed,
         opponent=args.opponent,
+        rollout=args.rollout,
     )
     print(json.dumps(result))
     return result
