@@ -1,10 +1,12 @@
 """A batched Trash engine: B games as numpy arrays, stepped by compiled loops (numba).
 
-See ``docs/vector.md``. :class:`VectorGame` is the engine; :class:`TrashVecEnv` a
-stable-baselines3 ``VecEnv`` (and :func:`make_vec_env` the function ``train.py`` calls);
-:class:`TrashVectorEnv` a Gymnasium ``VectorEnv``.
+See ``docs/vector.md``. :class:`VectorGame` is the engine (game ``i`` of a batch replays as
+``Game(rules, seed=batch.seeds[i])``); :class:`TrashVecEnv` a stable-baselines3 ``VecEnv`` of
+``TrashSoloEnv`` games with the opponents inside the step, and :func:`make_vec_env` the function
+``train.py`` calls; :func:`supports_opponents` tells whether a pool can play batched.
 """
 
 from trash_env.vector.batch import VectorGame
+from trash_env.vector.env import SoloBatch, TrashVecEnv, make_vec_env, supports_opponents
 
-__all__ = ["VectorGame"]
+__all__ = ["SoloBatch", "TrashVecEnv", "VectorGame", "make_vec_env", "supports_opponents"]

@@ -471,6 +471,14 @@ def batch_step(games, actions, legal, cfg, wild, deck, totals) -> None:
 
 
 @njit(cache=True)
+def batch_step_index(games, index, actions, legal, cfg, wild, deck, totals) -> None:
+    """``actions[i]`` in game ``index[i]``."""
+    for i in range(index.shape[0]):
+        r = games[index[i]]
+        legal[i] = False if r.done else step(r, actions[i], cfg, wild, deck, totals)
+
+
+@njit(cache=True)
 def mask_into(r, player, out) -> None:
     """``observation.action_mask``: the 13 env actions open to ``player`` (zero if not to act)."""
     for a in range(13):
@@ -494,6 +502,12 @@ def mask_into(r, player, out) -> None:
 def batch_masks(games, players, out) -> None:
     for g in range(games.shape[0]):
         mask_into(games[g], players[g], out[g])
+
+
+@njit(cache=True)
+def batch_masks_index(games, index, players, out) -> None:
+    for i in range(index.shape[0]):
+        mask_into(games[index[i]], players[i], out[i])
 
 
 @njit(cache=True)
@@ -541,6 +555,14 @@ def batch_observe(games, observers, out, cfg, wild, totals) -> None:
     cards = cfg[CFG_CARDS]
     for g in range(games.shape[0]):
         observe_into(games[g], observers[g], out[g], n, wild, totals, cards)
+
+
+@njit(cache=True)
+def batch_observe_index(games, index, observers, out, cfg, wild, totals) -> None:
+    n = cfg[CFG_N]
+    cards = cfg[CFG_CARDS]
+    for i in range(index.shape[0]):
+        observe_into(games[index[i]], observers[i], out[i], n, wild, totals, cards)
 
 
 # ---------------------------------------------------------------------- bots
@@ -627,12 +649,13 @@ def bot_action(r, kind, weight, orng, wild, n) -> int:
 
 
 @njit(cache=True)
-def batch_advance(games, kinds, weights, orngs, learner, cfg, wild, deck, totals) -> None:
-    """Answer calls and play the built-in bots in every game until the learner (``learner[g]``)
-    decides, a policy seat must act (``kinds == BOT_POLICY``: the caller runs the network) or
-    the game ends (``TrashSoloEnv._advance``)."""
+def batch_advance(games, index, kinds, weights, orngs, learner, cfg, wild, deck, totals) -> None:
+    """Answer calls and play the built-in bots in the games ``index`` until the learner
+    (``learner[g]``) decides, a policy seat must act (``kinds == BOT_POLICY``: the caller runs
+    the network) or the game ends (``TrashSoloEnv._advance``)."""
     n = cfg[CFG_N]
-    for g in range(games.shape[0]):
+    for i in range(index.shape[0]):
+        g = index[i]
         r = games[g]
         while not r.done:
             if r.decision == D_CALL:

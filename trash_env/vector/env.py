@@ -1,0 +1,456 @@
+"""``TrashSoloEnv`` for a batch: one learner seat per game against opponents that act inside
+the step, as a stable-baselines3 ``VecEnv`` (:class:`TrashVecEnv`) and a Gymnasium
+``VectorEnv`` (:class:`TrashVectorEnv`).
+
+Same spaces and reward semantics as :class:`trash_env.solo.TrashSoloEnv`: observations are the
+learner's ``encode_observation`` (``Box(0, 1, (observation_size(n),), float32)``), actions
+``Discrete(13)``, ``action_masks()`` the learner's legal actions; per episode the learner's
+seat (unless fixed) and, per opponent seat, one entry of the opponent pool are drawn; a
+``CALL`` decision is answered with ``CALL_TRASH`` for every seat; the final step pays the
+learner's share of ``Game.returns()`` (zero-sum; 0 when truncated at ``max_turns``), and with
+``round_rewards`` every finished deal is paid too; a deal decided before the learner's first
+decision is re-dealt. An illegal action ends the episode with reward -1.
+
+Opponents: ``random``, ``greedy`` and ``counting`` (with ``discard_weight``) run compiled
+inside the step; trained policies (a model file spec, ``pretrained``, a ``PolicyAgent``, or a
+stable-baselines3 policy object such as ``model.policy``) run as one batched forward pass per
+round of decisions over every game where such a seat is to act. Other agents (search, human)
+are refused with a ``ValueError``: :func:`supports_opponents` tells train.py when to fall back
+to ``DummyVecEnv``.
+
+Randomness: ``seed`` seeds the batch's generator. Each new episode draws, in this order, the
+learner seats, the opponents of every seat, the opponents' own streams and the game seeds of
+the slots being reset (``VectorGame``: slot ``i``'s game is ``Game(rules, seed=seeds[i])``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from trash_env.engine import NUM_ACTIONS
+from trash_env.observation import OBS_VERSION, observation_size
+from trash_env.rules import Rules
+from trash_env.vector import _kernels as K
+from trash_env.vector.batch import VectorGame
+
+MAX_REDEALS = 1000
+ILLEGAL_REWARD = -1.0
+
+
+class _Policy:
+    """A trained policy acting for a batch of observations at once."""
+
+    def __init__(self, source: Any, name: str) -> None:
+        self.source = source
+        self.name = name
+
+    def act(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
+            ) -> np.ndarray:
+        source = self.source
+        if hasattr(source, "layers") and hasattr(source, "logits"):  # agents.policy.PolicyAgent
+            x = observations
+            for kind, params in source.layers:
+                if kind == "linear":
+                    x = x @ params[0] + params[1]
+                elif kind == "tanh":
+                    x = np.tanh(x)
+                else:
+                    x = np.maximum(x, 0.0)
+            logits = np.where(masks, x.astype(np.float64), -np.inf)
+            if source.deterministic:
+                return logits.argmax(axis=1)
+            probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+            cum = np.cumsum(probs / probs.sum(axis=1, keepdims=True), axis=1)
+            u = rng.random((len(cum), 1))
+            return np.minimum((cum < u).sum(axis=1), NUM_ACTIONS - 1)
+        # A stable-baselines3 (maskable) policy: one batched forward pass in torch.
+        actions, _ = source.predict(observations, action_masks=masks, deterministic=True)
+        return np.asarray(actions, np.int64)
+
+
+def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
+    """(kind, counting weight, policy) of one opponent pool entry."""
+    from agents.base import Agent, RandomAgent, make_agent
+    from agents.heuristics import CountingAgent, GreedyAgent
+
+    agent = make_agent(entry, seed=0) if isinstance(entry, str) else entry
+    if type(agent) is RandomAgent:
+        return K.BOT_RANDOM, 0.0, None
+    if type(agent) is GreedyAgent:
+        return K.BOT_GREEDY, 0.0, None
+    if type(agent) is CountingAgent:
+        return K.BOT_COUNTING, float(agent.discard_weight), None
+    if hasattr(agent, "layers") and hasattr(agent, "logits"):
+        return K.BOT_POLICY, 0.0, _Policy(agent, str(getattr(agent, "name", "policy")))
+    if not isinstance(agent, Agent) and hasattr(agent, "predict"):
+        return K.BOT_POLICY, 0.0, _Policy(agent, type(agent).__name__)
+    raise ValueError(
+        f"opponent {entry!r}: the batched env plays random, greedy, counting and trained "
+        "policies (model files, pretrained, PolicyAgent, a stable-baselines3 policy); use "
+        "TrashSoloEnv for other agents"
+    )
+
+
+def supports_opponents(opponents: Sequence[Any] | str) -> bool:
+    """Whether every entry of this opponent pool can play inside the batched env."""
+    pool = [opponents] if isinstance(opponents, str) else list(opponents)
+    try:
+        for entry in pool:
+            _classify(entry)
+    except ValueError:
+        return False
+    return bool(pool)
+
+
+class SoloBatch:
+    """The array core shared by both vector envs (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponents: Sequence[Any] | str = ("random",),
+        seat: int | None = None,
+        round_rewards: bool = False,
+        seed: int | None = None,
+        **options: Any,
+    ) -> None:
+        self.rules = Rules.from_options(**options)
+        n = self.rules.num_players
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
+        ):
+            raise ValueError(f"seat must be None or an integer from 0 to {n - 1}, got {seat!r}")
+        if not isinstance(round_rewards, bool):
+            raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
+        self.num_envs = num_envs
+        self.seat_option = seat
+        self.round_rewards = round_rewards
+        self.rng = np.random.default_rng(seed)
+        self.batch = VectorGame(self.rules, num_envs, seed=int(self.rng.integers(2**63)))
+        self.set_opponents(opponents)
+        self.seats = np.zeros(num_envs, np.int64)
+        self.kinds = np.zeros((num_envs, self.batch.games["size"].shape[1]), np.int64)
+        self.weights = np.zeros(self.kinds.shape, np.float64)
+        self.policy_of = np.full(self.kinds.shape, -1, np.int64)
+        self.orngs = np.zeros((num_envs, 6), np.uint64)
+        self.obs_size = observation_size(n)
+        self.episode_return = np.zeros(num_envs)
+        self.episode_length = np.zeros(num_envs, np.int64)
+        self.episode_start = np.zeros(num_envs)
+        self._all = np.arange(num_envs)
+
+    # ------------------------------------------------------------------ opponents
+
+    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
+        """Replace the opponent pool from each slot's next episode on."""
+        pool = [opponents] if isinstance(opponents, str) else list(opponents)
+        if not pool:
+            raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
+        classified = [_classify(entry) for entry in pool]
+        self.opponent_specs = [e if isinstance(e, str) else repr(e) for e in pool]
+        self.pool_kind = np.array([c[0] for c in classified], np.int64)
+        self.pool_weight = np.array([c[1] for c in classified], np.float64)
+        self.policies = [c[2] for c in classified]  # None for the built-in bots
+
+    # ------------------------------------------------------------------ episodes
+
+    def reset_slots(self, index: np.ndarray) -> None:
+        """New episodes in the slots ``index``, re-dealt while a deal ends before the
+        learner's first decision."""
+        for _ in range(MAX_REDEALS):
+            if index.size == 0:
+                return
+            k, n = index.size, self.rules.num_players
+            rng = self.rng
+            if self.seat_option is None:
+                seats = rng.integers(n, size=k)
+            else:
+                seats = np.full(k, self.seat_option, np.int64)
+            drawn = rng.integers(len(self.pool_kind), size=(k, n))
+            kinds = self.pool_kind[drawn]
+            weights = self.pool_weight[drawn]
+            policy_of = np.where(kinds == K.BOT_POLICY, drawn, -1)
+            rows = np.arange(k)
+            kinds[rows, seats] = K.BOT_LEARNER
+            policy_of[rows, seats] = -1
+            words = rng.integers(0, 2**64, size=(k, 4), dtype=np.uint64)
+            words[:, 3] |= np.uint64(1)  # a PCG64 increment is odd
+            self.seats[index] = seats
+            self.kinds[index, :n] = kinds
+            self.weights[index, :n] = weights
+            self.policy_of[index, :n] = policy_of
+            self.orngs[index, :4] = words
+            self.orngs[index, 4:] = 0
+            self.batch.reset(index)
+            self.advance(index)
+            self.episode_return[index] = 0.0
+            self.episode_length[index] = 0
+            self.episode_start[index] = time.time()
+            index = index[self.batch.done[index]]
+        raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
+
+    def advance(self, index: np.ndarray) -> None:
+        """Play the opponents in the slots ``index`` until the learner decides or the game
+        ends: the bots compiled, the policies batched over every game where one is to act."""
+        b = self.batch
+        a = b.arrays
+        args = (self.kinds, self.weights, self.orngs, self.seats, a.cfg, a.wild, a.deck, a.totals)
+        K.batch_advance(b.games, index, *args)
+        if not any(p is not None for p in self.policies):
+            return
+        while True:
+            current = b.current[index].astype(np.int64)
+            waiting = index[(~b.done[index]) & (current != self.seats[index])]
+            if waiting.size == 0:
+                return
+            who = b.current[waiting].astype(np.int64)
+            pid = self.policy_of[waiting, who]
+            observations = np.empty((waiting.size, self.obs_size), np.float32)
+            masks = np.empty((waiting.size, NUM_ACTIONS), np.int8)
+            K.batch_observe_index(b.games, waiting, who, observations, a.cfg, a.wild, a.totals)
+            K.batch_masks_index(b.games, waiting, who, masks)
+            actions = np.zeros(waiting.size, np.int64)
+            for p in np.unique(pid):
+                rows = pid == p
+                actions[rows] = self.policies[p].act(
+                    observations[rows], masks[rows].astype(bool), self.rng
+                )
+            legal = np.zeros(waiting.size, np.bool_)
+            K.batch_step_index(b.games, waiting, actions, legal, a.cfg, a.wild, a.deck, a.totals)
+            if not legal.all():
+                bad = int(waiting[~legal][0])
+                raise RuntimeError(f"policy opponent chose an illegal action in game {bad}")
+            K.batch_advance(b.games, waiting, *args)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.reset_slots(self._all)
+        return self.observe()
+
+    def observe(self) -> np.ndarray:
+        return self.batch.observations(self.seats)
+
+    def observe_slots(self, index: np.ndarray) -> np.ndarray:
+        a = self.batch.arrays
+        out = np.empty((index.size, self.obs_size), np.float32)
+        K.batch_observe_index(self.batch.games, index, self.seats[index], out, a.cfg, a.wild,
+                              a.totals)
+        return out
+
+    def action_masks(self) -> np.ndarray:
+        return self.batch.action_masks(self.seats).astype(bool)
+
+    def step(self, actions: np.ndarray) -> tuple:
+        """Learner actions in every slot; returns (observations after auto-reset, rewards,
+        terminated, truncated, illegal, the finished slots' final observations or None)."""
+        b = self.batch
+        a = b.arrays
+        raw = np.asarray(actions)
+        if raw.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got dtype "
+                             f"{raw.dtype}")
+        acts = raw.astype(np.int64).reshape(-1)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {raw.shape}")
+        if acts.size and not (0 <= acts.min() and acts.max() < NUM_ACTIONS):
+            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1} (the action "
+                             f"space), got {acts[(acts < 0) | (acts >= NUM_ACTIONS)][:5].tolist()}")
+        legal = np.zeros(self.num_envs, np.bool_)
+        K.batch_step(b.games, acts, legal, a.cfg, a.wild, a.deck, a.totals)
+        self.advance(self._all)
+        games = b.games
+        n = self.rules.num_players
+        rows = self._all
+        rewards = np.zeros(self.num_envs)
+        if self.round_rewards:
+            rewards += games["deal_reward"][rows, self.seats]
+        games["deal_reward"] = 0.0
+        done = b.done.copy()
+        truncated = done & games["truncated"]
+        rewards += b.returns()[rows, np.minimum(self.seats, n - 1)]
+        illegal = ~legal
+        rewards[illegal] = ILLEGAL_REWARD
+        terminated = (done & ~truncated) | illegal
+        self.episode_return += rewards
+        self.episode_length += 1
+        observations = self.observe()
+        final = None
+        finished = np.flatnonzero(terminated | truncated)
+        if finished.size:
+            final = observations[finished].copy()
+            self.finished = self._finished_info(finished, illegal)
+            self.reset_slots(finished)
+            observations[finished] = self.observe_slots(finished)
+        else:
+            self.finished = None
+        return observations, rewards.astype(np.float32), terminated, truncated, illegal, final
+
+    def _finished_info(self, finished: np.ndarray, illegal: np.ndarray) -> list[dict]:
+        """Each finished episode's info: TrashSoloEnv's final info plus Monitor's ``episode``."""
+        games = self.batch.games
+        n = self.rules.num_players
+        masks = self.batch.action_masks(self.seats)
+        now = time.time()
+        infos = []
+        for g in finished.tolist():
+            seat = int(self.seats[g])
+            winners = games["winner"][g, :n].copy()
+            infos.append({
+                "episode": {
+                    "r": round(float(self.episode_return[g]), 6),
+                    "l": int(self.episode_length[g]),
+                    "t": round(now - self.episode_start[g], 6),
+                },
+                "seat": seat,
+                "action_mask": masks[g],
+                "illegal_action": bool(illegal[g]),
+                "winners": winners,
+                "won": bool(winners[seat]),
+                "placing": int(games["placing"][g, seat]) if games["done"][g] and winners.any()
+                else 0,
+                "rounds_won": int(games["won"][g, seat]),
+                "truncated": bool(games["truncated"][g]),
+            })
+        return infos
+
+
+OBS_INFO = {"obs_version": OBS_VERSION}
+
+
+def _spaces(num_players: int) -> tuple[spaces.Box, spaces.Discrete]:
+    return (
+        spaces.Box(0.0, 1.0, (observation_size(num_players),), np.float32),
+        spaces.Discrete(NUM_ACTIONS),
+    )
+
+
+try:
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnv
+except ImportError:  # the train extra is not installed: only the Gymnasium env is available
+    _VecEnv = object
+
+
+class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
+    """A stable-baselines3 ``VecEnv`` of ``num_envs`` TrashSolo games stepped as one batch.
+
+    Arguments as :class:`trash_env.solo.TrashSoloEnv` (``opponents``, ``seat``,
+    ``round_rewards``, every ``Rules`` option) plus ``num_envs`` and ``seed``. Each finished
+    episode's info holds ``episode`` (``r``, ``l``, ``t``: what ``Monitor`` records, so SB3
+    logs ``ep_rew_mean``), ``terminal_observation``, ``TimeLimit.truncated``, ``seat``,
+    ``winners``, ``won`` and ``placing``. ``action_masks()`` (and ``env_method("action_masks")``,
+    which MaskablePPO calls) gives the learners' masks; ``env_method("set_opponents", pool)``
+    replaces the opponent pool, as train.py's self-play does.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponents: Sequence[Any] | str = ("random",),
+        seat: int | None = None,
+        round_rewards: bool = False,
+        seed: int | None = None,
+        **options: Any,
+    ) -> None:
+        if _VecEnv is object:
+            raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, **options)
+        self.rules = self.core.rules
+        self.render_mode = None
+        self.obs_version = OBS_VERSION
+        observation_space, action_space = _spaces(self.rules.num_players)
+        super().__init__(num_envs, observation_space, action_space)
+        self._actions: np.ndarray | None = None
+        self._started = False
+
+    # -- VecEnv API
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
+        self._seeds = [None] * self.num_envs
+        observations = self.core.reset(seed)
+        self._started = True
+        self.reset_infos = [{"seat": int(s)} for s in self.core.seats]
+        return observations
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        observations, rewards, terminated, truncated, _, final = self.core.step(self._actions)
+        infos: list[dict] = [{} for _ in range(self.num_envs)]
+        if final is not None:
+            finished = np.flatnonzero(terminated | truncated)
+            for k, (g, info) in enumerate(zip(finished.tolist(), self.core.finished, strict=True)):
+                info["terminal_observation"] = final[k]
+                info["TimeLimit.truncated"] = bool(truncated[g] and not terminated[g])
+                infos[g] = info
+        return observations, rewards, terminated | truncated, infos
+
+    def action_masks(self) -> np.ndarray:
+        """bool ``(num_envs, 13)``: each learner's legal actions."""
+        return self.core.action_masks()
+
+    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
+        self.core.set_opponents(opponents)
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        if attr_name == "seat":
+            return [int(s) for s in self.core.seats[self._indices(indices)]]
+        value = getattr(self, attr_name) if hasattr(self, attr_name) else getattr(
+            self.core, attr_name
+        )
+        return [value for _ in self._indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"TrashVecEnv: attributes are shared by the batch; {attr_name} "
+                             "cannot be set per env")
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None,
+                   **method_kwargs: Any) -> list[Any]:
+        index = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.core.action_masks()
+            return list(masks[index])
+        if method_name == "set_opponents":
+            if len(index) != self.num_envs:
+                raise ValueError("set_opponents applies to every env of the batch at once")
+            self.core.set_opponents(*method_args, **method_kwargs)
+            return [None] * len(index)
+        raise AttributeError(
+            f"TrashVecEnv has no per-env method {method_name!r} (action_masks, set_opponents)"
+        )
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def _indices(self, indices: Any) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+
+def make_vec_env(
+    n_envs: int,
+    opponents: Sequence[Any] | str = ("random",),
+    rules: Rules | dict | None = None,
+    seed: int | None = None,
+    round_rewards: bool = False,
+) -> TrashVecEnv:
+    """The batched ``VecEnv`` train.py uses when :func:`supports_opponents` allows it:
+    ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options."""
+    options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
+    return TrashVecEnv(n_envs, opponents, round_rewards=round_rewards, seed=seed, **options)
