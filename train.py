@@ -1,7 +1,7 @@
 """Train a Trash agent with MaskablePPO against bots and frozen snapshots of itself.
 
     python train.py                       # the default run: a few minutes on 2 cores
-    python train.py --episode round --timesteps 3000000 --out runs/long/model.zip
+    python train.py --episode round --timesteps 3000000 --out runs/long/model.safetensors
     python train.py --imitate none --lr 3e-4 --ent-coef 0.01   # pure RL from a random policy
 
 Why it is built this way:

@@ -577,7 +577,7 @@ def evaluate(
     """Play a duplicate-deal tournament between ``agent_specs`` and report on it.
 
     Args:
-        agent_specs: agent spec strings (``greedy``, ``search:rollouts=50``, ``model.zip``).
+        agent_specs: agent spec strings (``greedy``, ``search:rollouts=50``, ``model.safetensors``).
         rules: the rules (standard 2-player game by default); ``rules.num_players`` seats.
         games: games wanted in all; rounded up to whole deals (every line-up in every seating).
         seed: master seed: deal ``d`` and every agent's seed derive from it and ``d``.
