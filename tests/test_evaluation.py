@@ -379,6 +379,14 @@ def test_report_names_from_paths_are_printed_without_control_characters(tmp_path
     assert "evil\\x1b[2J\\x07.safetensors" in table
 
 
+def test_outputs_go_into_directories_that_do_not_exist_yet(tmp_path):
+    out = tmp_path / "new" / "dir"
+    assert cli.main(["--agents", "greedy", "random", "--games", "2", "--episode", "round",
+                     "--no-progress", "--quiet", "--json", f"{out}/r.json", "--csv",
+                     f"{out}/r.csv", "--png", f"{out}/r.png"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.json", "r.png"]
+
+
 def test_outputs_are_written_atomically(tmp_path, monkeypatch):
     import os
 

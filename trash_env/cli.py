@@ -50,6 +50,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temp file in the same directory and ``os.replace``:
     a crash or a full disk leaves the old file whole (or no file), never half a new one."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)  # check_output_path allowed creating it
     handle = tempfile.NamedTemporaryFile(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
     )
