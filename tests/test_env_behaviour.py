@@ -479,3 +479,53 @@ def test_call_trash_plays_like_the_standard_game_for_agents():
             calls.step(action)
         assert not calls.agents
         assert any(e.kind == "call" for e in calls.game.events)
+
+
+# ---------------------------------------------------------------------- batchable infos
+
+
+@pytest.mark.parametrize(
+    "options",
+    [dict(num_players=3, start_size=3), dict(num_players=2, max_turns=9),
+     dict(num_players=4, start_size=2, episode="round", round_rewards=True)],
+    ids=["3p", "truncated", "4p-round"],
+)
+def test_infos_have_the_same_keys_types_and_shapes_on_every_step(options):
+    """Batching buffers (Tianshou's) stack every step's info per key: the keys, types, shapes
+    and dtypes may never change, from reset to the last dead step."""
+    e = trash_env.env(**options)
+    n = e.unwrapped.rules.num_players
+    rng = np.random.default_rng(1)
+    signatures, infos = set(), []
+    for seed in range(3):
+        e.reset(seed=seed)
+        for _agent in e.agent_iter():
+            obs, _, term, trunc, info = e.last()
+            signatures.add(tuple(sorted(
+                (k, type(v).__name__, getattr(v, "shape", None), str(getattr(v, "dtype", "")))
+                for k, v in info.items())))
+            infos.append(info)
+            if term or trunc:
+                e.step(None)
+            else:
+                e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert signatures == {(("placing", "int", None, ""), ("rounds_won", "int", None, ""),
+                           ("truncated", "bool", None, ""), ("winners", "ndarray", (n,), "int8"))}
+    stacked = {key: np.stack([i[key] for i in infos]) for key in infos[0]}
+    assert stacked["winners"].shape == (len(infos), n)
+    assert stacked["placing"].dtype.kind == "i" and stacked["truncated"].dtype == bool
+
+
+def test_infos_handed_out_are_never_changed_afterwards():
+    """A buffer may keep the info dicts: the env replaces them, never writes into them."""
+    e = trash_env.raw_env(num_players=2, start_size=3)
+    e.reset(seed=4)
+    kept = []
+    rng = np.random.default_rng(4)
+    while not e.game.done:
+        info = e.infos[e.agent_selection]
+        kept.append((info, {k: np.copy(v) for k, v in info.items()}))
+        step_random(e, rng)
+    for info, copy in kept:
+        assert all(np.array_equal(info[k], copy[k]) for k in copy)
+        assert not info["winners"].flags.writeable

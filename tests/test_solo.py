@@ -266,3 +266,90 @@ def test_opponents_get_an_observation_only_if_they_use_it():
     assert seen[True] and seen[False]
     assert all(obs is None for obs, _ in seen[False])
     assert all(obs.shape == (observation_size(3),) for obs, _ in seen[True])
+
+
+# ---------------------------------------------------------------------- batchable infos, renders
+
+
+def info_signature(info: dict) -> dict:
+    """Key -> (type, shape, dtype): what a batching buffer needs to be equal on every step."""
+    return {
+        key: (type(value), getattr(value, "shape", None), getattr(value, "dtype", None))
+        for key, value in info.items()
+    }
+
+
+@pytest.mark.parametrize(
+    "options",
+    [dict(num_players=3, start_size=2), dict(max_turns=5), dict(start_size=2, illegal="lose")],
+    ids=["3p", "truncated", "illegal"],
+)
+def test_infos_have_the_same_keys_types_and_shapes_on_every_step(options):
+    env = TrashSoloEnv(**options)
+    rng = np.random.default_rng(0)
+    infos = []
+    for episode in range(3):
+        _, info = env.reset(seed=episode)
+        infos.append(info)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            if "illegal" in options and rng.random() < 0.05 and not mask.all():
+                action = int(np.flatnonzero(~mask)[0])  # forfeits
+            else:
+                action = int(rng.choice(np.flatnonzero(mask)))
+            _, _, terminated, truncated, info = env.step(action)
+            infos.append(info)
+            done = terminated or truncated
+        n = env.rules.num_players
+        assert info["winners"].shape == (n,) and info["winners"].dtype == np.int8
+        if info["truncated"] or info["illegal_action"]:
+            assert info["placing"] == 0 and not info["winners"].any() and not info["won"]
+        else:
+            assert info["placing"] == env.game.placings[env.seat] >= 1
+            assert info["winners"].tolist() == [int(p in env.game.winners) for p in range(n)]
+            assert info["won"] == (env.seat in env.game.winners)
+    first = info_signature(infos[0])
+    assert all(info_signature(i) == first for i in infos)
+    assert set(first) == {"seat", "action_mask", "illegal_action", "winners", "won", "placing",
+                          "rounds_won", "truncated"}
+    # What a buffer does with them: one array per key.
+    stacked = {key: np.stack([i[key] for i in infos]) for key in first}
+    assert stacked["winners"].shape == (len(infos), env.rules.num_players)
+
+
+def test_make_vec_env_with_its_default_rgb_array_render_mode():
+    from stable_baselines3.common.env_util import make_vec_env
+
+    venv = make_vec_env(trash_env.SOLO_ENV_ID, n_envs=2, seed=0, env_kwargs={"num_players": 3})
+    venv.reset()
+    frames = venv.get_images()
+    assert len(frames) == 2
+    for frame in frames:
+        assert frame.dtype == np.uint8 and frame.shape[2] == 3 and frame.shape[0] > 100
+    venv.close()
+    env = TrashSoloEnv(render_mode="human", start_size=2)
+    env.reset(seed=1)
+    assert env.render() is None
+
+
+@pytest.mark.parametrize("action", [10.7, 10.0, "10", True, False, np.True_, None, np.array(10),
+                                    np.array([10]), [10], 13, -1, 99, np.int64(13)])
+def test_step_refuses_anything_but_an_integer_of_the_action_space(action):
+    for illegal in ("lose", "raise"):
+        env = TrashSoloEnv(illegal=illegal)
+        env.reset(seed=0)
+        events = len(env.game.events)
+        with pytest.raises(ValueError, match=r"action must be an integer from 0 to 12"):
+            env.step(action)
+        assert len(env.game.events) == events  # refused: nothing happened
+
+
+def test_step_takes_numpy_integer_scalars():
+    env = TrashSoloEnv()
+    env.reset(seed=0)
+    action = np.flatnonzero(env.action_masks())[0]
+    for kind in (np.int64, np.int32, np.uint8, np.int16):
+        env.reset(seed=0)
+        _, _, _, _, info = env.step(kind(action))
+        assert not info["illegal_action"]
