@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser as a package
+    import tomli as tomllib
 
 # The test tools the env tests need; the rest of the test extra (torch, SB3) is not installed.
 TEST_TOOLS = ("pytest", "hypothesis")
@@ -34,7 +38,8 @@ def main(argv: list[str]) -> int:
     wanted = floors(project["project"]["dependencies"])
     if "test-tools" in argv[1:]:
         test = project["project"]["optional-dependencies"]["test"]
-        extra = floors([r for r in test if not r.startswith("trash-env")])
+        tools = [r for r in test if re.split(r"[<>=!~\[ ;]", r, maxsplit=1)[0] in TEST_TOOLS]
+        extra = floors(tools)
         for name in TEST_TOOLS:
             wanted[name] = extra[name]
     for name, version in wanted.items():

@@ -38,7 +38,7 @@ from trash_env.engine import (
 from trash_env.render import printable
 from trash_env.view import PublicView
 
-ROW = 5  # slots per layout row (RULES.md: two rows of five)
+ROW = 5  # slots per layout row (docs/rules.md: two rows of five)
 CELL = 5  # characters per slot on screen
 LEGEND = "## face-down   (J) wild card face-up   -- not in the layout   > to act"
 HELP = """\

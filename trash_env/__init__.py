@@ -5,7 +5,10 @@
 ``"trash/trash-v0"`` so that ``pettingzoo.make("aec", "trash/trash-v0")`` works.
 """
 
-import gymnasium
+# The one place the version is written: pyproject.toml reads it from here (dynamic version).
+__version__ = "0.1.0"
+
+import gymnasium  # noqa: E402 - after __version__, which setuptools reads without importing
 from pettingzoo import aec_registry, register
 
 from trash_env.engine import Decision, Event, Game
@@ -22,4 +25,14 @@ SOLO_ENV_ID = "trash_env/TrashSolo-v0"
 if SOLO_ENV_ID not in gymnasium.registry:
     gymnasium.register(SOLO_ENV_ID, entry_point="trash_env.solo:TrashSoloEnv")
 
-__all__ = ["ENV_ID", "SOLO_ENV_ID", "Decision", "Event", "Game", "Rules", "env", "raw_env"]
+__all__ = [
+    "ENV_ID",
+    "SOLO_ENV_ID",
+    "Decision",
+    "Event",
+    "Game",
+    "Rules",
+    "__version__",
+    "env",
+    "raw_env",
+]
