@@ -98,10 +98,10 @@ class TrashMultiAgentEnv(MultiAgentEnv):
         mover = aec.agent_selection
         if mover not in action_dict:
             raise ValueError(f"it is {mover}'s turn; got actions for {sorted(action_dict)}")
-        action = int(action_dict[mover])
-        if not aec.observe(mover)["action_mask"][action]:
+        action = action_dict[mover]
+        if 0 <= action < NUM_ACTIONS and not aec.observe(mover)["action_mask"][action]:
             self.illegal_moves += 1
-        aec.step(action)
+        aec.step(action)  # a bad action: the env's InvalidActionError names the legal range
         obs, rewards, terminateds, truncateds, infos = {}, {}, {}, {}, {}
         # The next agent to move, or (game over) every agent's dead step in turn.
         while aec.agents:
