@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from trash_env.vector._pcg import integers, shuffle
+from trash_env.vector._pcg import integers, seed_words, shuffle
 
 # Slot states, decisions and actions: the reference engine's values.
 DOWN, NATURAL, WILD_UP, ABSENT = 0, 1, 2, 3
@@ -110,7 +110,7 @@ def start_round(r, cfg, deck, totals) -> int:
     return BEGIN_TURN
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def begin_turn(r, cfg) -> int:
     player = r.current
     r.called = False
@@ -153,7 +153,7 @@ def reshuffle(r, cfg) -> None:
     r.stock_known = True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def draw_stock(r) -> None:
     k = r.nstock - 1
     card = r.stock[k]
@@ -162,14 +162,14 @@ def draw_stock(r) -> None:
     r.hidden[card] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def take_discard(r) -> None:
     k = r.ndiscard - 1
     r.held = r.discard[k]
     r.ndiscard = k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def play_held(r, may_swap, cfg, wild) -> int:
     """Place the held card and what it uncovers until a decision or the turn's end."""
     player = r.current
@@ -209,7 +209,7 @@ def play_held(r, may_swap, cfg, wild) -> int:
     return next_turn(r, cfg)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def put(r, slot, as_wild, cfg, wild) -> int:
     player = r.current
     down = r.down[player]
@@ -225,7 +225,7 @@ def put(r, slot, as_wild, cfg, wild) -> int:
     return PLAY_HELD
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lay(r, slot, as_wild) -> None:
     player = r.current
     card = r.held
@@ -248,7 +248,7 @@ def layout_complete(r, cfg, wild) -> int:
     return win_round(r, player, cfg)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def discard_held(r) -> None:
     if r.held >= 0:
         r.discard[r.ndiscard] = r.held
@@ -273,7 +273,7 @@ def miss_call(r, cfg) -> int:
     return next_turn(r, cfg)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next_turn(r, cfg) -> int:
     r.turns += 1
     if r.turns >= cfg[CFG_MAX_TURNS]:
@@ -402,7 +402,7 @@ def run(r, k, cfg, wild, deck, totals) -> None:
             k = start_round(r, cfg, deck, totals)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_legal(r, action) -> bool:
     d = r.decision
     if d == D_DRAW:
@@ -450,12 +450,11 @@ def step(r, action, cfg, wild, deck, totals) -> bool:
 
 
 @njit(cache=True)
-def batch_new_games(games, index, words, cfg, wild, deck, totals) -> None:
-    """Start a new game in each slot ``index[i]`` from the PCG64 words ``words[i]``."""
+def batch_new_games(games, index, seeds, cfg, wild, deck, totals) -> None:
+    """Start a new game in each slot ``index[i]``, as ``Game(rules, seed=seeds[i])``."""
     for i in range(index.shape[0]):
         r = games[index[i]]
-        for w in range(6):
-            r.rng[w] = words[i, w]
+        seed_words(seeds[i], r.rng)
         new_game(r, cfg, wild, deck, totals)
 
 
@@ -646,6 +645,38 @@ def bot_action(r, kind, weight, orng, wild, n) -> int:
             best = s
             best_score = score
     return best
+
+
+@njit(cache=True)
+def random_engine_action(r, orng) -> int:
+    """A uniform choice among ``Game.legal_actions()`` (the call decision included)."""
+    d = r.decision
+    if d == D_CALL:
+        return CALL_TRASH if integers(orng, 2) == 0 else STAY_SILENT
+    if d == D_WILD:
+        me = r.current
+        count = 0
+        for s in range(r.size[me]):
+            if r.slot[me, s] == DOWN:
+                count += 1
+        k = integers(orng, count)
+        for s in range(r.size[me]):
+            if r.slot[me, s] == DOWN:
+                if k == 0:
+                    return s
+                k -= 1
+    pick = integers(orng, 2)
+    if d == D_DRAW:
+        return DRAW_STOCK + pick
+    return r.held - 1 if pick == 0 else DECLINE
+
+
+@njit(cache=True)
+def batch_random_actions(games, orngs, out) -> None:
+    """Uniform random legal engine actions for every running game (benchmarks, tests)."""
+    for g in range(games.shape[0]):
+        r = games[g]
+        out[g] = -1 if r.done else random_engine_action(r, orngs[g])
 
 
 @njit(cache=True)

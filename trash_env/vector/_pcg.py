@@ -146,3 +146,81 @@ def state_of(words: np.ndarray) -> dict:
         "has_uint32": w[4],
         "uinteger": w[5],
     }
+
+
+# numpy's SeedSequence (pool of 4 uint32 words) and PCG64's seeding from it, so that a game's
+# stream is made from its integer seed without a Python call per game.
+_INIT_A = np.uint64(0x43B0D7E5)
+_MULT_A = np.uint64(0x931E8875)
+_INIT_B = np.uint64(0x8B51F9DD)
+_MULT_B = np.uint64(0x58F38DED)
+_MIX_L = np.uint64(0xCA01F9DD)
+_MIX_R = np.uint64(0x4973F715)
+_S16 = np.uint64(16)
+
+
+@njit(cache=True, inline="always")
+def _hashmix(value: np.uint64, hash_const: np.ndarray) -> np.uint64:
+    value = (value ^ hash_const[0]) & _M32
+    hash_const[0] = (hash_const[0] * _MULT_A) & _M32
+    value = (value * hash_const[0]) & _M32
+    return value ^ (value >> _S16)
+
+
+@njit(cache=True, inline="always")
+def _mix(x: np.uint64, y: np.uint64) -> np.uint64:
+    result = ((_MIX_L * x) - (_MIX_R * y)) & _M32
+    return result ^ (result >> _S16)
+
+
+@njit(cache=True)
+def _step128(s_hi, s_lo, i_hi, i_lo):
+    lo = s_lo * _MULT_LO
+    hi = _mulhi(s_lo, _MULT_LO) + s_hi * _MULT_LO + s_lo * _MULT_HI
+    new_lo = lo + i_lo
+    carry = _ONE if new_lo < lo else _ZERO
+    return hi + i_hi + carry, new_lo
+
+
+@njit(cache=True)
+def seed_words(seed: np.uint64, out: np.ndarray) -> None:
+    """``out[:6]`` = the words of ``np.random.default_rng(seed)``'s fresh PCG64 (seed < 2**64)."""
+    entropy = np.zeros(2, np.uint64)
+    count = 1
+    entropy[0] = seed & _M32
+    if (seed >> _S32) != _ZERO:
+        entropy[1] = seed >> _S32
+        count = 2
+    pool = np.zeros(4, np.uint64)
+    hash_const = np.zeros(1, np.uint64)
+    hash_const[0] = _INIT_A
+    for i in range(4):
+        pool[i] = _hashmix(entropy[i] if i < count else _ZERO, hash_const)
+    for i_src in range(4):
+        for i_dst in range(4):
+            if i_src != i_dst:
+                pool[i_dst] = _mix(pool[i_dst], _hashmix(pool[i_src], hash_const))
+    words = np.zeros(8, np.uint64)
+    h = _INIT_B
+    for i in range(8):
+        value = pool[i % 4] ^ h
+        h = (h * _MULT_B) & _M32
+        value = (value * h) & _M32
+        words[i] = value ^ (value >> _S16)
+    # generate_state(4, uint64): little-endian pairs of uint32 words.
+    v0 = words[0] | (words[1] << _S32)
+    v1 = words[2] | (words[3] << _S32)
+    v2 = words[4] | (words[5] << _S32)
+    v3 = words[6] | (words[7] << _S32)
+    inc_hi = (v2 << _ONE) | (v3 >> _U63)
+    inc_lo = (v3 << _ONE) | _ONE
+    s_hi, s_lo = _step128(_ZERO, _ZERO, inc_hi, inc_lo)
+    new_lo = s_lo + v1
+    carry = _ONE if new_lo < s_lo else _ZERO
+    s_hi, s_lo = _step128(s_hi + v0 + carry, new_lo, inc_hi, inc_lo)
+    out[0] = s_hi
+    out[1] = s_lo
+    out[2] = inc_hi
+    out[3] = inc_lo
+    out[4] = _ZERO
+    out[5] = _ZERO

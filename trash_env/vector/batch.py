@@ -25,18 +25,24 @@ from trash_env.engine import Game
 from trash_env.observation import observation_size
 from trash_env.rules import MAX_PLAYERS, Rules
 from trash_env.vector import _kernels as K
-from trash_env.vector._pcg import RNG_WORDS, rng_words, state_of
+from trash_env.vector._pcg import RNG_WORDS, state_of
 
 NUM_ACTIONS = 13
 
 
-# One record layout for every rules: numba compiles its kernels once per record type, so all
-# games get room for 6 players and 12 decks with jokers (about 1.5 KiB a game); the players
-# and cards beyond the rules are never touched.
-MAX_CARDS = 12 * 54
+# Few record layouts for all rules: numba compiles its kernels once per record type (~20 s,
+# then cached on disk), so every game has room for 6 players, and the piles room for 2 decks
+# with jokers or, when the rules need more, 12 (about 0.5 or 1.5 KiB a game). The players and
+# cards beyond the rules are never touched.
+CARD_CAPACITIES = (2 * 54, 12 * 54)
 
 
-def game_dtype(num_players: int = MAX_PLAYERS, cards: int = MAX_CARDS) -> np.dtype:
+def card_capacity(cards: int) -> int:
+    """The smallest pile capacity of ``CARD_CAPACITIES`` that holds ``cards``."""
+    return next(c for c in CARD_CAPACITIES if c >= cards)
+
+
+def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) -> np.dtype:
     """The record of one game (field meanings: the reference ``Game``'s attributes)."""
     n = num_players
     return np.dtype(
@@ -101,7 +107,7 @@ class RulesArrays:
         self.wild = np.array(rules.wild_table(), np.bool_)
         self.totals = np.array(rank_totals(rules.decks, rules.jokers), np.int64)
         self.deck = np.array(build_deck(rules.decks, rules.jokers), np.int8)
-        self.dtype = game_dtype()
+        self.dtype = game_dtype(MAX_PLAYERS, card_capacity(self.cards))
 
 
 class VectorGame:
@@ -148,18 +154,19 @@ class VectorGame:
         if idx.size == 0:
             return
         if seeds is None:
-            seeds = self.rng.integers(2**63, size=idx.size)
-        elif len(seeds) != idx.size:
-            raise ValueError(f"seeds: {len(seeds)} seeds for {idx.size} games")
-        words = np.empty((idx.size, RNG_WORDS), np.uint64)
-        for i, s in enumerate(seeds):
-            s = int(s)
-            if not 0 <= s < 2**64:
-                raise ValueError(f"seeds must be integers from 0 to 2**64 - 1, got {s}")
-            words[i] = rng_words(s)
-            self.seeds[idx[i]] = s
+            drawn = self.rng.integers(2**63, size=idx.size).astype(np.uint64)
+        else:
+            if len(seeds) != idx.size:
+                raise ValueError(f"seeds: {len(seeds)} seeds for {idx.size} games")
+            for s in seeds:
+                if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not (
+                    0 <= int(s) < 2**64
+                ):
+                    raise ValueError(f"seeds must be integers from 0 to 2**64 - 1, got {s!r}")
+            drawn = np.array([int(s) for s in seeds], np.uint64)
+        self.seeds[idx] = drawn
         a = self.arrays
-        K.batch_new_games(self.games, idx, words, a.cfg, a.wild, a.deck, a.totals)
+        K.batch_new_games(self.games, idx, drawn, a.cfg, a.wild, a.deck, a.totals)
 
     def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
         """Apply one engine action (0..14, as ``Game.step``) in every running game; games that
