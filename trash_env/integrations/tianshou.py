@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import trash_env
+from trash_env.engine import NUM_ACTIONS
 from trash_env.integrations import require
 
 require("tianshou", "tianshou")
@@ -39,8 +40,9 @@ class TrashTianshouEnv(PettingZooEnv):
 
     def step(self, action: Any) -> tuple[dict, list[int], bool, bool, dict]:
         agent = self.env.agent_selection
-        if not (self.env.terminations[agent] or self.env.truncations[agent]):
-            if not self.env.observe(agent)["action_mask"][int(action)]:
+        live = not (self.env.terminations[agent] or self.env.truncations[agent])
+        if live and 0 <= action < NUM_ACTIONS:  # else the env's own error names the range
+            if not self.env.observe(agent)["action_mask"][action]:
                 self.illegal_moves += 1
         return super().step(action)
 
