@@ -246,6 +246,47 @@ def test_tensors_are_the_engine_observation_plus_public_counts() -> None:
                 assert not extra[29:43].any()
 
 
+def extras(state: spiel.TrashState, player: int) -> dict[str, np.ndarray]:
+    """The information-state tensor's public-state features of ``player``, by name."""
+    n = state.num_players()
+    info = np.array(state.information_state_tensor(player), np.float32)
+    out, index = {}, observation_size(n)
+    for name, width in spiel.public_state_features(n):
+        out[name] = info[index : index + width]
+        index += width
+    assert index == len(info)
+    return out
+
+
+def test_information_state_tensor_shows_pending_claims_and_free_turns() -> None:
+    """Public state the observation lacks: who missed the "Trash!" call and will claim the
+    round (seats from the observer on), and the loser's free turns left."""
+    game = load(players=3, call_trash=True)
+    claims = 0
+    for seed in range(10):
+        state = dealt(game, seed)
+        rng = np.random.default_rng(seed)
+        while not state.is_terminal():
+            pending = state.engine._pending_claim
+            for p in range(3):
+                expected = [float(pending[(p + k) % 3]) for k in range(3)]
+                assert extras(state, p)["claim_pending"].tolist() == expected
+            claims += any(pending)
+            random_walk(state, rng, 1)
+    assert claims > 0, "no missed call in these games"
+    game = load(players=2, losers_reveal=True, free_draws=3)
+    free = set()
+    for seed in range(10):
+        state = dealt(game, seed)
+        rng = np.random.default_rng(seed)
+        while not state.is_terminal():
+            left = extras(state, 0)["free_turns_left"][0]
+            assert left == state.engine._free_left / 3
+            free.add(round(float(left) * 3))
+            random_walk(state, rng, 1)
+    assert {1, 2, 3} <= free
+
+
 def test_information_state_string_is_the_public_history() -> None:
     game = load(players=2)
     state = dealt(game, 1)

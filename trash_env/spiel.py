@@ -25,10 +25,11 @@ their owner. So every tensor and string below is a function of public informatio
 - observation tensor: :func:`trash_env.observation.encode_observation` (the PettingZoo env's
   observation vector, seats from the observer on).
 - information-state tensor: the observation plus the public state the observation leaves out
-  (:data:`PUBLIC_STATE_FEATURES`): per-rank counts of the discard pile, of face-up cards in the
+  (:func:`public_state_features`): per-rank counts of the discard pile, of face-up cards in the
   layouts and of the stock once a reshuffle made its contents public, the turn and deal
-  progress. It summarises the public history (what a player can infer about the hidden cards
-  depends on it only through these counts); it is not the literal history, which has no bound.
+  progress, pending "Trash!" claims and free turns left. It summarises the public history
+  (what a player can infer about the hidden cards depends on it only through these counts);
+  it is not the literal history, which has no bound.
 - information-state string: the observer and the whole public history (every engine event),
   which is perfect recall.
 - observation string: the current public table, as a player sees it.
@@ -64,7 +65,7 @@ from trash_env.engine import (
 )
 from trash_env.observation import encode_observation, observation_size
 from trash_env.render import cell
-from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+from trash_env.rules import FREE_DRAWS, MAX_PLAYERS, MIN_PLAYERS, Rules
 
 SHORT_NAME = "python_trash"
 DEAL_ACTION = 0  # the one chance outcome
@@ -321,22 +322,30 @@ def _slot_text(state: int, card: int) -> str:
 
 # --------------------------------------------------------------------------- observations
 
-# Public-state features the information-state tensor adds to the observation, per rank
-# (joker, A..K) where marked, as shares of the decks' cards of that rank:
-PUBLIC_STATE_FEATURES = (
-    ("discard_per_rank", NUM_RANKS),  # the discard pile's cards
-    ("face_up_per_rank", NUM_RANKS),  # face-up cards in all layouts (natural and wild)
-    ("stock_known", 1),  # 1 once a reshuffle made the stock's contents public
-    ("stock_per_rank", NUM_RANKS),  # the stock's cards, when stock_known (else 0)
-    ("turn_progress", 1),  # turns played / max_turns
-    ("deal_progress", 1),  # deals finished / max_deals (0 without a deal limit)
-)
-PUBLIC_STATE_SIZE = sum(width for _, width in PUBLIC_STATE_FEATURES)
+
+def public_state_features(num_players: int) -> tuple[tuple[str, int], ...]:
+    """The public-state features the information-state tensor adds to the observation, as
+    (name, width): per rank (joker, A..K) as shares of the decks' cards of that rank, per seat
+    from the observer on."""
+    return (
+        ("discard_per_rank", NUM_RANKS),  # the discard pile's cards
+        ("face_up_per_rank", NUM_RANKS),  # face-up cards in all layouts (natural and wild)
+        ("stock_known", 1),  # 1 once a reshuffle made the stock's contents public
+        ("stock_per_rank", NUM_RANKS),  # the stock's cards, when stock_known (else 0)
+        ("turn_progress", 1),  # turns played / max_turns
+        ("deal_progress", 1),  # deals finished / max_deals (0 without a deal limit)
+        # per seat: 1 if that player missed the "Trash!" call and claims the round at the
+        # start of their next turn (call_trash)
+        ("claim_pending", num_players),
+        ("free_turns_left", 1),  # the loser's free turns left / 3 (free_draws)
+    )
 
 
 def information_state_size(num_players: int) -> int:
     """The length of the information-state tensor."""
-    return observation_size(num_players) + PUBLIC_STATE_SIZE
+    return observation_size(num_players) + sum(
+        width for _, width in public_state_features(num_players)
+    )
 
 
 # Event kinds as letters in the information-state string.
@@ -402,7 +411,7 @@ class TrashObserver:
         if self._public:
             pieces.append(("observation", observation_size(n)))
             if self._recall:
-                pieces += PUBLIC_STATE_FEATURES
+                pieces += public_state_features(n)
         # Trash has no private information: every player sees the same, so the private_info
         # setting changes nothing.
         self.tensor = np.zeros(sum(width for _, width in pieces), np.float32)
@@ -439,6 +448,10 @@ class TrashObserver:
         self.dict["turn_progress"][0] = engine.turns / self._rules.max_turns
         if self._rules.max_deals is not None:
             self.dict["deal_progress"][0] = engine.deal_number / self._rules.max_deals
+        n = engine.num_players
+        pending = engine._pending_claim
+        self.dict["claim_pending"][:] = [pending[(player + k) % n] for k in range(n)]
+        self.dict["free_turns_left"][0] = engine._free_left / max(FREE_DRAWS)
 
     def string_from(self, state: TrashState, player: int) -> str:
         """The public history (perfect recall) or the public table, as ``player`` sees it."""
