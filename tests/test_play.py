@@ -726,3 +726,18 @@ def test_control_characters_in_names_and_specs_never_reach_the_terminal_raw(tmp_
     assert code == 2 and "\x1b" not in err + text and "\\x1b[2Jevil" in err
     # Names given to the human seat (e.g. from a spec's label) are escaped on the screen.
     assert seat_names(2, 0, ["human", "bot\x1b[0m"])[1] == "bot\\x1b[0m (seat 2)"
+
+
+def test_a_crash_during_the_game_still_writes_the_log(tmp_path, monkeypatch):
+    """Should anything fail mid-game (as describe_event once did on big reshuffles), the log
+    of the game so far is written before the error propagates, for the bug report."""
+    import trash_env.play as play
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(play, "narrate", broken)
+    log_path = tmp_path / "crash.json"
+    with pytest.raises(RuntimeError, match="boom"):
+        play_scripted(["--seed", "5", "--log", str(log_path), *SHORT])
+    assert read_log(log_path)["finished"] is False

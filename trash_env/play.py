@@ -581,6 +581,10 @@ def main(
     except KeyboardInterrupt:
         out.write("\nGoodbye: interrupted.\n")
         code = EXIT_INTERRUPT
+    except Exception:  # a bug: keep the game for the report, then fail loudly
+        if not args.no_log:
+            write_log(table.log(), args.log, out)
+        raise
     if not args.no_log:
         write_log(table.log(), args.log, out)
     out.flush()
