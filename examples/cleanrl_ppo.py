@@ -150,6 +150,8 @@ def main(argv: list[str] | None = None) -> dict:
         b_act = torch.as_tensor(actions)
         b_logp = torch.as_tensor(logps, dtype=torch.float32)
         b_adv = torch.as_tensor(np.concatenate(advs))
+        # normalised over the whole batch: the last minibatch may hold a single decision
+        b_adv = (b_adv - b_adv.mean()) / (b_adv.std(correction=0) + 1e-8)
         b_ret = torch.as_tensor(np.concatenate(rets))
         for _ in range(epochs):
             order = torch.as_tensor(rng.permutation(len(b_act)))
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> dict:
                 i = order[s: s + minibatch]
                 d = agent.dist(b_obs[i], b_mask[i])
                 ratio = (d.log_prob(b_act[i]) - b_logp[i]).exp()
-                adv = (b_adv[i] - b_adv[i].mean()) / (b_adv[i].std() + 1e-8)
+                adv = b_adv[i]
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - clip, 1 + clip)).mean()
                 v_loss = 0.5 * (agent.value(b_obs[i]) - b_ret[i]).pow(2).mean()
                 loss = pg - ent_coef * d.entropy().mean() + vf_coef * v_loss
