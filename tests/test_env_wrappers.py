@@ -106,7 +106,7 @@ def pick_call(rng: np.random.Generator, env) -> tuple[str, tuple]:
         return "step", (None,)
     legal = np.flatnonzero(bare.observe(agent)["action_mask"])
     action = int(rng.choice(legal))
-    kinds = (int, np.int64, np.int32, np.uint8)
+    kinds = (int, np.int64, np.int32, np.uint8, np.uint16)
     return "step", (kinds[int(rng.integers(len(kinds)))](action),)
 
 
@@ -160,3 +160,19 @@ def test_fused_path_keeps_terminate_illegal_bookkeeping():
         warnings.simplefilter("ignore")
         e.step(illegal)
     assert e.rewards[agent] == ILLEGAL_REWARD and all(e.terminations.values())
+
+
+@pytest.mark.parametrize("kind", [np.uint64, np.uint32, np.int16, np.intc, np.longlong])
+def test_every_numpy_integer_scalar_is_an_action(kind):
+    """Deliberately broader than PettingZoo's chain, whose Discrete.contains refuses np.uint64
+    (it cannot cast to int64 safely): any numpy integer scalar in range is the action it names."""
+    e, plain = trash_env.env(num_players=2), trash_env.raw_env(num_players=2)
+    e.reset(seed=5)
+    plain.reset(seed=5)
+    for _ in range(30):
+        legal = np.flatnonzero(plain.observe(plain.agent_selection)["action_mask"])
+        e.step(kind(legal[0]))
+        plain.step(int(legal[0]))
+        assert e.unwrapped.game.events == plain.game.events
+        if plain.game.done:
+            break
