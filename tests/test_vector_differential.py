@@ -221,3 +221,29 @@ def test_illegal_actions_change_nothing() -> None:
         states = batch_states(batch)
         for i, game in enumerate(refs):
             assert states[i] == reference_state(game)
+
+
+def test_autoreset_equals_reset_after_the_step() -> None:
+    """step(autoreset=True) re-deals finished games in the step exactly as reset() would."""
+    from trash_env.vector import _kernels as K
+
+    rules = Rules(start_size=3, call_trash=True)
+    auto, manual = VectorGame(rules, 32, seed=9), VectorGame(rules, 32, seed=9)
+    words = np.random.default_rng(0).integers(0, 2**64, size=(32, 6), dtype=np.uint64)
+    words[:, 3] |= np.uint64(1)
+    words[:, 4:] = 0
+    actions = np.zeros(32, np.int64)
+    ended = 0
+    for _ in range(400):
+        K.batch_random_actions(manual.games, words, actions)
+        manual.step(actions)
+        returns = manual.returns()
+        done = np.flatnonzero(manual.done)
+        auto.step(actions, autoreset=True)
+        assert np.flatnonzero(auto.finished).tolist() == done.tolist()
+        assert np.allclose(auto.final_returns[done], returns[done])
+        manual.reset(done)
+        ended += done.size
+        assert auto.games.tobytes() == manual.games.tobytes()
+        assert auto.seeds.tolist() == manual.seeds.tolist()
+    assert ended > 50

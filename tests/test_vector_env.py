@@ -172,3 +172,45 @@ def test_maskable_ppo_learns_on_it_and_logs_episodes() -> None:
         masks = vec.action_masks()
         vec.step_async(masks.argmax(axis=1))
         vec.step_wait()
+
+
+def test_gymnasium_vector_env_steps_as_the_sb3_one() -> None:
+    from trash_env.vector import TrashVectorEnv
+
+    options = {"num_players": 3, "start_size": 4}
+    gym_env = TrashVectorEnv(6, ["greedy", "counting"], round_rewards=True, seed=2, **options)
+    sb3_env = TrashVecEnv(6, ["greedy", "counting"], round_rewards=True, seed=2, **options)
+    observations, infos = gym_env.reset()
+    assert np.array_equal(observations, sb3_env.reset())
+    assert gym_env.single_observation_space.shape == (observation_size(3),)
+    assert gym_env.action_space.shape == (6,)
+    choose = np.random.default_rng(0)
+    finals = 0
+    for _ in range(300):
+        masks = infos["action_mask"]
+        assert np.array_equal(masks, sb3_env.action_masks())
+        actions = np.array([choose.choice(np.flatnonzero(m)) for m in masks])
+        observations, rewards, terminated, truncated, infos = gym_env.step(actions)
+        sb3_env.step_async(actions)
+        expected, sb3_rewards, dones, sb3_infos = sb3_env.step_wait()
+        assert np.array_equal(observations, expected)
+        assert np.allclose(rewards, sb3_rewards)
+        assert np.array_equal(terminated | truncated, dones)
+        for g in np.flatnonzero(dones):
+            finals += 1
+            assert infos["_final_obs"][g]
+            assert np.array_equal(infos["final_obs"][g], sb3_infos[g]["terminal_observation"])
+            assert infos["final_info"][g]["winners"].tolist() == sb3_infos[g]["winners"].tolist()
+    assert finals > 0
+
+
+def test_sampling_policy_opponents_stay_legal() -> None:
+    vec = TrashVecEnv(16, ["pretrained:deterministic=false"], seed=4, round_rewards=True)
+    vec.reset()
+    finished = 0
+    for _ in range(150):
+        masks = vec.action_masks()
+        vec.step_async(masks.argmax(axis=1))
+        _, _, dones, _ = vec.step_wait()  # an illegal opponent move would raise
+        finished += int(dones.sum())
+    assert finished > 0

@@ -3,10 +3,24 @@
 See ``docs/vector.md``. :class:`VectorGame` is the engine (game ``i`` of a batch replays as
 ``Game(rules, seed=batch.seeds[i])``); :class:`TrashVecEnv` a stable-baselines3 ``VecEnv`` of
 ``TrashSoloEnv`` games with the opponents inside the step, and :func:`make_vec_env` the function
-``train.py`` calls; :func:`supports_opponents` tells whether a pool can play batched.
+``train.py`` calls; :func:`supports_opponents` tells whether a pool can play batched;
+:class:`TrashVectorEnv` the same batch as a Gymnasium ``VectorEnv``.
 """
 
 from trash_env.vector.batch import VectorGame
-from trash_env.vector.env import SoloBatch, TrashVecEnv, make_vec_env, supports_opponents
+from trash_env.vector.env import (
+    SoloBatch,
+    TrashVecEnv,
+    TrashVectorEnv,
+    make_vec_env,
+    supports_opponents,
+)
 
-__all__ = ["SoloBatch", "TrashVecEnv", "VectorGame", "make_vec_env", "supports_opponents"]
+__all__ = [
+    "SoloBatch",
+    "TrashVecEnv",
+    "TrashVectorEnv",
+    "VectorGame",
+    "make_vec_env",
+    "supports_opponents",
+]

@@ -470,6 +470,39 @@ def batch_step(games, actions, legal, cfg, wild, deck, totals) -> None:
 
 
 @njit(cache=True)
+def batch_step_autoreset(games, actions, legal, finished, final_returns, seeds, new_seeds,
+                         cfg, wild, deck, totals) -> int:
+    """``batch_step``, then every game that ended is recorded (``finished[g]``, its
+    ``Game.returns()`` in ``final_returns[g]``) and re-dealt from the next of ``seeds``
+    (its seed in ``new_seeds[g]``); returns how many seeds were used (enough are given)."""
+    n = cfg[CFG_N]
+    used = 0
+    for g in range(games.shape[0]):
+        r = games[g]
+        finished[g] = False
+        if r.done:
+            legal[g] = False
+            continue
+        legal[g] = step(r, actions[g], cfg, wild, deck, totals)
+        if r.done:
+            finished[g] = True
+            winners = 0
+            for p in range(n):
+                winners += r.winner[p]
+            for p in range(n):
+                if winners == 0 or r.truncated:
+                    final_returns[g, p] = 0.0
+                else:
+                    share = n / winners if r.winner[p] else 0.0
+                    final_returns[g, p] = (share - 1.0) / (n - 1)
+            seed_words(seeds[used], r.rng)
+            new_seeds[g] = seeds[used]
+            used += 1
+            new_game(r, cfg, wild, deck, totals)
+    return used
+
+
+@njit(cache=True)
 def batch_step_index(games, index, actions, legal, cfg, wild, deck, totals) -> None:
     """``actions[i]`` in game ``index[i]``."""
     for i in range(index.shape[0]):

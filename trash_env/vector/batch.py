@@ -142,7 +142,26 @@ class VectorGame:
         self.games = np.zeros(self.batch_size, self.arrays.dtype)
         self.seeds = np.zeros(self.batch_size, np.uint64)
         self._legal = np.zeros(self.batch_size, np.bool_)
+        self._finished = np.zeros(self.batch_size, np.bool_)
+        self._final_returns = np.zeros((self.batch_size, self.num_players))
+        # Game seeds are drawn from ``rng`` in chunks and used in order: the same sequence as
+        # one ``rng.integers(2**63)`` per new game.
+        self._seed_buffer = np.zeros(0, np.uint64)
+        self._seed_pos = 0
         self.reset(seeds=seeds)
+
+    def _refill(self, needed: int) -> None:
+        left = self._seed_buffer[self._seed_pos :]
+        if left.size < needed:
+            more = self.rng.integers(2**63, size=max(needed, self.batch_size, 256))
+            self._seed_buffer = np.concatenate([left, more.astype(np.uint64)])
+            self._seed_pos = 0
+
+    def _next_seeds(self, count: int) -> np.ndarray:
+        self._refill(count)
+        out = self._seed_buffer[self._seed_pos : self._seed_pos + count].copy()
+        self._seed_pos += count
+        return out
 
     # ------------------------------------------------------------------ games
 
@@ -154,7 +173,7 @@ class VectorGame:
         if idx.size == 0:
             return
         if seeds is None:
-            drawn = self.rng.integers(2**63, size=idx.size).astype(np.uint64)
+            drawn = self._next_seeds(idx.size)
         else:
             if len(seeds) != idx.size:
                 raise ValueError(f"seeds: {len(seeds)} seeds for {idx.size} games")
@@ -168,16 +187,40 @@ class VectorGame:
         a = self.arrays
         K.batch_new_games(self.games, idx, drawn, a.cfg, a.wild, a.deck, a.totals)
 
-    def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+    def step(self, actions: np.ndarray | Sequence[int], autoreset: bool = False) -> np.ndarray:
         """Apply one engine action (0..14, as ``Game.step``) in every running game; games that
         are over ignore theirs. Returns whether each action was legal (an illegal one leaves
-        its game unchanged; finished games count as illegal)."""
+        its game unchanged; finished games count as illegal).
+
+        ``autoreset=True``: every game this step ends is re-dealt at once, in the same
+        compiled pass, from the next game seed (slots in ascending order, as ``reset`` would);
+        :attr:`finished` then tells which ended and :attr:`final_returns` their
+        ``Game.returns()``."""
         acts = np.asarray(actions, np.int64)
         if acts.shape != (self.batch_size,):
             raise ValueError(f"actions must have shape ({self.batch_size},), got {acts.shape}")
         a = self.arrays
-        K.batch_step(self.games, acts, self._legal, a.cfg, a.wild, a.deck, a.totals)
+        if autoreset:
+            self._refill(self.batch_size)
+            pool = self._seed_buffer[self._seed_pos :]
+            used = K.batch_step_autoreset(
+                self.games, acts, self._legal, self._finished, self._final_returns, pool,
+                self.seeds, a.cfg, a.wild, a.deck, a.totals,
+            )
+            self._seed_pos += used
+        else:
+            K.batch_step(self.games, acts, self._legal, a.cfg, a.wild, a.deck, a.totals)
         return self._legal.copy()
+
+    @property
+    def finished(self) -> np.ndarray:
+        """Which games the last ``step(..., autoreset=True)`` ended (and re-dealt)."""
+        return self._finished
+
+    @property
+    def final_returns(self) -> np.ndarray:
+        """``Game.returns()`` of the games :attr:`finished` flags (other rows: stale)."""
+        return self._final_returns
 
     # ------------------------------------------------------------------ views
 
@@ -237,4 +280,7 @@ class VectorGame:
 
     def memory_bytes(self) -> int:
         """Bytes of the batch's state arrays."""
-        return int(self.games.nbytes + self.seeds.nbytes + self._legal.nbytes)
+        return int(
+            self.games.nbytes + self.seeds.nbytes + self._legal.nbytes + self._finished.nbytes
+            + self._final_returns.nbytes
+        )

@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import gymnasium.vector as gym_vector
 import numpy as np
 from gymnasium import spaces
 
@@ -65,9 +66,11 @@ class _Policy:
             if source.deterministic:
                 return logits.argmax(axis=1)
             probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-            cum = np.cumsum(probs / probs.sum(axis=1, keepdims=True), axis=1)
-            u = rng.random((len(cum), 1))
-            return np.minimum((cum < u).sum(axis=1), NUM_ACTIONS - 1)
+            cum = np.cumsum(probs, axis=1)
+            # u below the total: the first action whose cumulative weight reaches it has a
+            # positive weight, so it is legal (no rounding can pick a masked one).
+            u = rng.random((len(cum), 1)) * cum[:, -1:]
+            return (cum <= u).sum(axis=1)
         # A stable-baselines3 (maskable) policy: one batched forward pass in torch.
         actions, _ = source.predict(observations, action_masks=masks, deterministic=True)
         return np.asarray(actions, np.int64)
@@ -454,3 +457,78 @@ def make_vec_env(
     ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options."""
     options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
     return TrashVecEnv(n_envs, opponents, round_rewards=round_rewards, seed=seed, **options)
+
+
+class TrashVectorEnv(gym_vector.VectorEnv):
+    """A Gymnasium ``VectorEnv`` over the same batch (same arguments as :class:`TrashVecEnv`).
+
+    Autoreset in the same step (``metadata["autoreset_mode"]`` is ``SAME_STEP``): a finished
+    episode's last observation is ``infos["final_obs"][i]`` and its info (as
+    :class:`TrashVecEnv`'s) ``infos["final_info"][i]``, marked by ``infos["_final_obs"]``;
+    the returned observation is already the next episode's. ``infos["action_mask"]`` holds the
+    learners' masks (``action_masks()`` too).
+    """
+
+    metadata = {"autoreset_mode": gym_vector.AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponents: Sequence[Any] | str = ("random",),
+        seat: int | None = None,
+        round_rewards: bool = False,
+        seed: int | None = None,
+        **options: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, **options)
+        self.rules = self.core.rules
+        self.num_envs = num_envs
+        self.single_observation_space, self.single_action_space = _spaces(
+            self.rules.num_players
+        )
+        self.observation_space = gym_vector.utils.batch_space(
+            self.single_observation_space, num_envs
+        )
+        self.action_space = gym_vector.utils.batch_space(self.single_action_space, num_envs)
+        self.render_mode = None
+        self._started = False
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None
+              ) -> tuple[np.ndarray, dict]:
+        if options:
+            raise ValueError(f"reset options: none are accepted, got {sorted(options)}")
+        observations = self.core.reset(seed)
+        self._started = True
+        return observations, self._infos()
+
+    def step(self, actions: np.ndarray) -> tuple:
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        observations, rewards, terminated, truncated, _, final = self.core.step(actions)
+        infos = self._infos()
+        if final is not None:
+            finished = np.flatnonzero(terminated | truncated)
+            final_obs = np.empty(self.num_envs, object)
+            final_info = np.empty(self.num_envs, object)
+            for k, g in enumerate(finished.tolist()):
+                final_obs[g] = final[k]
+                final_info[g] = self.core.finished[k]
+            mask = np.zeros(self.num_envs, np.bool_)
+            mask[finished] = True
+            infos.update(final_obs=final_obs, _final_obs=mask, final_info=final_info,
+                         _final_info=mask.copy())
+        return (observations, rewards.astype(np.float64), terminated, truncated & ~terminated,
+                infos)
+
+    def action_masks(self) -> np.ndarray:
+        return self.core.action_masks()
+
+    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
+        self.core.set_opponents(opponents)
+
+    def _infos(self) -> dict:
+        masks = self.core.action_masks()
+        return {"action_mask": masks, "_action_mask": np.ones(self.num_envs, np.bool_),
+                "seat": self.core.seats.copy(), "_seat": np.ones(self.num_envs, np.bool_)}
