@@ -19,6 +19,12 @@ Why it looks the way it does:
   game pays its deal reward and then the game reward on top. Each step's rewards sum to zero.
 - Game end: terminations all True (truncations all True at ``max_turns``, reward 0), then the
   agents are removed one by one by dead steps with action ``None`` (PettingZoo's pattern).
+- Infos keep the same keys, types and shapes on every step (``placing`` int, 0 until the end;
+  ``winners`` an int8 mask over the seats; ``rounds_won``; ``truncated``): libraries that stack
+  infos into arrays (Tianshou's buffer) take them as they are.
+- Actions are integers, strictly: ``env()`` refuses bools, floats, strings, arrays and
+  out-of-range values with :class:`InvalidActionError` instead of PettingZoo's bare assertion
+  (which also takes ``True`` as 1).
 """
 
 from __future__ import annotations

@@ -10,8 +10,12 @@ the opponents, which are :class:`agents.base.Agent` objects built from spec stri
   :func:`trash_env.observation.encode_observation` (public information only, seats ordered from
   the learner). The action mask is not in the observation: ``action_masks()`` returns it (the
   sb3-contrib convention), and ``info["action_mask"]`` holds it too.
-- Actions: ``Discrete(13)`` as in the AEC env. An illegal action ends the episode with reward
-  -1 (option ``illegal="raise"`` raises instead); masked learners never send one. A ``CALL``
+- Actions: ``Discrete(13)`` as in the AEC env, an ``int`` or numpy integer scalar; anything
+  else (a bool, a float, a string, an array, out of range) raises ValueError whatever
+  ``illegal`` says. An illegal action ends the episode with reward -1 (option
+  ``illegal="raise"`` raises instead); masked learners never send one.
+- Infos have the same keys, types and shapes on every step (see ``_info``), so batching
+  libraries stack them. A ``CALL``
   decision (``call_trash``) is answered with ``CALL_TRASH`` for every seat, as the AEC env does.
 - Episodes: the learner's seat and, per opponent seat, one entry of the opponent pool are drawn
   per episode from the env's seeded generator. The episode ends with the game (or the deal, with
