@@ -7,7 +7,14 @@ See ``docs/vector.md``. :class:`VectorGame` is the engine (game ``i`` of a batch
 :class:`TrashVectorEnv` the same batch as a Gymnasium ``VectorEnv``.
 """
 
-from trash_env.vector.batch import VectorGame
+try:
+    import numba  # noqa: F401
+except ModuleNotFoundError:
+    raise ModuleNotFoundError(
+        "trash_env.vector compiles its loops with numba: pip install -e '.[vector]'", name="numba"
+    ) from None
+
+from trash_env.vector.batch import VectorGame  # noqa: E402
 from trash_env.vector.env import (
     SoloBatch,
     TrashVecEnv,
