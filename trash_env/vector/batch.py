@@ -150,6 +150,12 @@ class VectorGame:
         self._seed_pos = 0
         self.reset(seeds=seeds)
 
+    def reseed(self, seed: int | None) -> None:
+        """Restart the game-seed sequence from ``seed`` (the running games are kept)."""
+        self.rng = np.random.default_rng(seed)
+        self._seed_buffer = np.zeros(0, np.uint64)
+        self._seed_pos = 0
+
     def _refill(self, needed: int) -> None:
         left = self._seed_buffer[self._seed_pos :]
         if left.size < needed:

@@ -231,8 +231,9 @@ class SoloBatch:
             K.batch_advance(b.games, waiting, *args)
 
     def reset(self, seed: int | None = None) -> np.ndarray:
-        if seed is not None:
+        if seed is not None:  # the whole batch restarts from this seed, as at construction
             self.rng = np.random.default_rng(seed)
+            self.batch.reseed(int(self.rng.integers(2**63)))
         self.reset_slots(self._all)
         return self.observe()
 
