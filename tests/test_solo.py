@@ -353,3 +353,12 @@ def test_step_takes_numpy_integer_scalars():
         env.reset(seed=0)
         _, _, _, _, info = env.step(kind(action))
         assert not info["illegal_action"]
+
+
+def test_human_render_mode_prints_the_table_at_reset_and_every_step(capsys):
+    env = TrashSoloEnv(render_mode="human", start_size=2)
+    env.reset(seed=1)
+    assert "> learner" in capsys.readouterr().out
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert "learner:" in capsys.readouterr().out
+    assert env.render() is None

@@ -190,6 +190,8 @@ class TrashSoloEnv(gym.Env):
             # tiny layouts) are paid with the first step: no reward is lost.
             self._pending = self._advance()
             if not self.game.done:
+                if self.render_mode == "human":
+                    self.render()
                 return self._observe(), self._info()
         raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
 
