@@ -232,3 +232,8 @@ def test_reset_with_a_seed_replays_the_same_episodes() -> None:
     other = TrashVecEnv(5, ["greedy", "random"], seed=123)
     other.seed(7)
     assert np.array_equal(other.reset(), first)
+
+
+def test_a_policy_for_another_table_size_is_refused() -> None:
+    with pytest.raises(ValueError, match="trained for observations of size"):
+        TrashVecEnv(2, ["pretrained"], num_players=3)

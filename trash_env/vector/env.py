@@ -155,6 +155,14 @@ class SoloBatch:
         if not pool:
             raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
         classified = [_classify(entry) for entry in pool]
+        size = observation_size(self.rules.num_players)
+        for entry, (_, _, policy) in zip(pool, classified, strict=True):
+            wanted = getattr(policy.source, "input_size", size) if policy is not None else size
+            if wanted != size:
+                raise ValueError(
+                    f"opponent {entry!r} was trained for observations of size {wanted}, but "
+                    f"{self.rules.num_players} players give {size}: play it at its table size"
+                )
         self.opponent_specs = [e if isinstance(e, str) else repr(e) for e in pool]
         self.pool_kind = np.array([c[0] for c in classified], np.int64)
         self.pool_weight = np.array([c[1] for c in classified], np.float64)
