@@ -1,7 +1,7 @@
 """Agents that play Trash: heuristic and search bots, trained policies, a human seat.
 
 Every agent is made from a spec string, ``name`` or ``name:key=value,...`` (or the path of a
-trained model's ``.zip``), by :func:`agents.make_agent`.
+trained model's ``.safetensors`` file), by :func:`agents.make_agent`.
 """
 
 from agents.base import Agent, RandomAgent, make_agent, parse_spec, register_agent

@@ -32,7 +32,7 @@ GAMES_PER_CHUNK = 200
 
 
 def _check_decision(g: Game) -> None:
-    """The decision on offer is a real choice of the kind RULES.md allows."""
+    """The decision on offer is a real choice of the kind docs/rules.md allows."""
     legal = g.legal_actions()
     d = g.decision
     if d == Decision.DRAW:

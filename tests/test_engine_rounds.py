@@ -1,5 +1,5 @@
 """Rounds and the game on stacked decks: round wins, shrinking layouts, who starts, game end,
-target size, fixed deals, placings, truncation, one-deal episodes and returns (RULES.md,
+target size, fixed deals, placings, truncation, one-deal episodes and returns (docs/rules.md,
 "Rounds and the game" and the variants that change them)."""
 
 import math

@@ -1,5 +1,5 @@
 """One turn of Trash, rule by rule, on stacked decks: the draw, chains, wild cards, swaps and
-everything that ends a turn (RULES.md, "A turn" and "Stock exhausted")."""
+everything that ends a turn (docs/rules.md, "A turn" and "Stock exhausted")."""
 
 from collections import Counter
 
@@ -251,7 +251,7 @@ def test_reshuffled_stock_order_comes_from_the_rng():
 def test_tightest_deck_reshuffle_never_leaves_the_stock_empty():
     # 5 layouts of 10 from one deck leave 2 cards. Stock + discard pile always hold those two at
     # the start of a turn, so "keep the top" still leaves one card to shuffle: the stock never
-    # stays empty and the draw stays a decision (RULES.md's "only the discard top" case cannot
+    # stays empty and the draw stays a decision (docs/rules.md's "only the discard top" case cannot
     # arise under validated rules).
     g = game([[None] * 10] * 5, stock=[Q, K], num_decks=1)
     assert g.stock == [K] and g.discard == [Q]

@@ -1,5 +1,5 @@
-"""The variants of RULES.md on stacked decks: which ranks are wild, jokers, losers reveal, three
-free draws and the "Trash!" call."""
+"""The variants of docs/rules.md on stacked decks: which ranks are wild, jokers, losers reveal,
+three free draws and the "Trash!" call."""
 
 import pytest
 from helpers import A, J, K, Q, game, play, since, slots

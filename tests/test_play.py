@@ -741,3 +741,11 @@ def test_a_crash_during_the_game_still_writes_the_log(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="boom"):
         play_scripted(["--seed", "5", "--log", str(log_path), *SHORT])
     assert read_log(log_path)["finished"] is False
+
+
+def test_bot_label_names_a_model_by_its_stem_and_escapes_control_characters():
+    from trash_env.play import _bot_label
+
+    assert _bot_label("runs/x/model.safetensors") == "model"
+    assert _bot_label("runs/x/ev\x1b[2Jil.safetensors") == "ev\\x1b[2Jil"
+    assert _bot_label("greedy") == "greedy"

@@ -152,7 +152,7 @@ def add_rules_arguments(
 ) -> None:
     """One flag per Rules field (unset flags keep the standard game); read back with
     :func:`rules_options`. ``default_help`` replaces the "(default: ...)" text of an option."""
-    group = parser.add_argument_group("rules options (RULES.md; defaults: the standard game)")
+    group = parser.add_argument_group("rules options (docs/rules.md; defaults: the standard game)")
     defaults, docs = Rules(), option_docs()
     for field in fields(Rules):
         flags = FLAG_NAMES.get(field.name, ["--" + field.name.replace("_", "-")])

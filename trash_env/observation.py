@@ -1,6 +1,6 @@
 """Observation vectors: what one seat may know, as a fixed-size float32 vector.
 
-Built from public information alone (RULES.md, "Information"): face-up cards, the discard pile,
+Built from public information alone (docs/rules.md, "Information"): face-up cards, the discard pile,
 stock size, layout sizes, rounds won, the held card and the decision. Face-down cards and the
 stock order never enter :func:`encode_observation`; :func:`encode_state` (for centralised
 critics) adds them on purpose and is never given to an acting agent.

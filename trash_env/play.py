@@ -80,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _bot_label(spec: str) -> str:
+    """A bot's name for the table: a model file by its stem, every name made printable."""
     name = parse_spec(spec)[0]
-    return Path(name).stem if name.endswith(".zip") else name
+    return printable(Path(name).stem if name.endswith(".safetensors") else name)
 
 
 def seat_specs(opponents: Sequence[str], num_players: int | None, seat: int) -> list[str]:

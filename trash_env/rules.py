@@ -1,4 +1,4 @@
-"""The rules configuration: every option of RULES.md in one frozen, validated object.
+"""The rules configuration: every option of docs/rules.md in one frozen, validated object.
 
 Standard rules are the defaults; each variant is an option that is off by default. Invalid
 values and impossible combinations raise ``ValueError`` naming the option and what is allowed,
@@ -37,7 +37,7 @@ def _check_choice(name: str, value: object, allowed: tuple) -> None:
 
 @dataclass(frozen=True)
 class Rules:
-    """Every rule option of Trash; the defaults are the standard game of RULES.md.
+    """Every rule option of Trash; the defaults are the standard game of docs/rules.md.
 
     Attributes:
         num_players: 2 to 6 players.

@@ -4,7 +4,7 @@
 Why it exists: single-agent RL libraries (stable-baselines3, sb3-contrib's MaskablePPO) train one
 policy on a ``gymnasium.Env``. This env plays the engine directly (no PettingZoo layer) and asks
 the opponents, which are :class:`agents.base.Agent` objects built from spec strings (``random``,
-``greedy``, a model's ``.zip``, ...), for their moves between the learner's decisions.
+``greedy``, a model's ``.safetensors``, ...), for their moves between the learner's decisions.
 
 - Observation: ``Box(0, 1, (observation_size(n),), float32)``, the learner's
   :func:`trash_env.observation.encode_observation` (public information only, seats ordered from
