@@ -166,7 +166,19 @@ class SoloBatch:
         self.opponent_specs = [e if isinstance(e, str) else repr(e) for e in pool]
         self.pool_kind = np.array([c[0] for c in classified], np.int64)
         self.pool_weight = np.array([c[1] for c in classified], np.float64)
-        self.policies = [c[2] for c in classified]  # None for the built-in bots
+        # Episodes under way keep their opponents (as TrashSoloEnv's do): ``policies[j]`` is
+        # pool entry j's policy (None for the built-in bots), followed by the earlier pools'
+        # policies still seated in some game; ``policy_of`` indexes that list.
+        old = getattr(self, "policies", [])
+        seated = getattr(self, "policy_of", None)
+        policies = [c[2] for c in classified]
+        if seated is not None:
+            keep = sorted(set(seated[seated >= 0].tolist()))
+            remap = np.full(len(old) + 1, -1, np.int64)  # remap[-1]: a bot stays -1
+            remap[keep] = len(policies) + np.arange(len(keep))
+            policies += [old[i] for i in keep]
+            self.policy_of = remap[seated]
+        self.policies = policies
 
     # ------------------------------------------------------------------ episodes
 
