@@ -7,10 +7,15 @@
 Why it is built this way:
 
 - The learner plays :class:`trash_env.solo.TrashSoloEnv` (one seat; the opponents act inside
-  ``step``) on ``--envs`` parallel envs. Each opponent seat draws, per episode, one entry of the
-  ``--opponents`` list; ``self`` stands for the self-play pool: the last ``--pool-size``
-  snapshots of the learner, saved after the PPO update at every ``--snapshot-every`` steps and
-  pushed to every env (``set_opponents``), played by sampling from their masked policy.
+  ``step``) on ``--envs`` parallel envs: by default (``--vec batched``) all of them in one
+  :class:`trash_env.vector.TrashVecEnv`, the batched engine (64 envs x 32 steps per rollout),
+  or, when the pool holds agents the batch does not play (``search``, ``human``) or with
+  ``--vec dummy|subproc``, a DummyVecEnv/SubprocVecEnv of ``Monitor(TrashSoloEnv)`` (4 envs x
+  512 steps): the same 2,048-sample rollouts and PPO updates either way. Each opponent seat
+  draws, per episode, one entry of the ``--opponents`` list; ``self`` stands for the
+  self-play pool: the last ``--pool-size`` snapshots of the learner, saved after the PPO
+  update at every ``--snapshot-every`` steps and pushed to every env (``set_opponents``),
+  played by sampling from their masked policy.
 - MaskablePPO always sees the action mask, so every action is legal.
 - Warm start (``--imitate greedy``, the default): the reward is a +-1 result decided mostly by
   the luck of the deal, so PPO from a random policy needs millions of steps to discover even
@@ -29,9 +34,10 @@ Why it is built this way:
 - Checkpoints (``--checkpoint-every``) are taken after the PPO update of their rollout, in
   ``<stem>_checkpoints/``: ``step_N.safetensors`` (the policy, safe to share) and
   ``step_N.ckpt`` (what resuming needs: the stable-baselines3 model with its optimizer, the
-  envs mid-episode, the opponent pool and the torch/NumPy/Python random states). ``--resume``
-  from step N therefore reproduces an uninterrupted run's weights bit for bit. A ``.ckpt`` is
-  a pickle: resume only your own checkpoints (it runs any code a crafted file holds).
+  envs mid-episode (on the batched path the whole batch with its generators), the opponent
+  pool and the torch/NumPy/Python random states). ``--resume`` from step N therefore
+  reproduces an uninterrupted run's weights bit for bit. A ``.ckpt`` is a pickle: resume only
+  your own checkpoints (it runs any code a crafted file holds).
 """
 
 from __future__ import annotations
@@ -58,6 +64,16 @@ MAX_TIMESTEPS = 10**9
 MAX_ENVS = 256
 MAX_DEALS = 10**6
 MAX_SAMPLES = 10**7
+VEC_CHOICES = ("batched", "dummy", "subproc")
+# Per --vec path: (--envs, --n-steps) when not given. Both give 2,048-sample rollouts, so the
+# PPO updates are the same; the batched env pays off with many envs (docs/vector.md).
+PATH_DEFAULTS = {"batched": (64, 32), "dummy": (4, 512), "subproc": (4, 512)}
+
+
+class _Default(int):
+    """An int flag's default, told apart from the same value given on the command line: the
+    real default of --envs and --n-steps depends on the --vec path (and, on --resume, on the
+    checkpoint). Its value is the dummy path's, what readers of ``parse_args([])`` expect."""
 
 
 # ---------------------------------------------------------------------------- options
@@ -73,10 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add("--timesteps", type=int, default=300_000, help="total learner steps (default: 300000)")
     add("--seed", type=int, default=0, help="seed of everything (default: 0)")
-    add("--envs", type=int, default=4, help="parallel envs (default: 4)")
-    add("--vec", choices=("dummy", "subproc"), default="dummy",
-        help="DummyVecEnv (one process; fastest on 2 cores, where the network dominates) or "
-        "SubprocVecEnv (default: dummy)")
+    add("--envs", type=int, default=_Default(4),
+        help="parallel envs (default: 64 with --vec batched, 4 with dummy or subproc; on "
+        "--resume, the checkpoint's)")
+    add("--vec", choices=VEC_CHOICES, default=None,
+        help="batched: one TrashVecEnv (trash_env.vector, the batched engine; needs numba) "
+        "whenever the opponent pool allows it (random, greedy, counting, model files, self), "
+        "else dummy with a one-line reason; dummy: DummyVecEnv (one process); subproc: "
+        "SubprocVecEnv (default: batched; on --resume, the checkpoint's)")
     add("--opponents", nargs="+", default=["random", "greedy", "self"], metavar="SPEC",
         help="opponent pool: bot specs (random, greedy, counting, search:rollouts=20, a "
         "model .safetensors) and/or self (the self-play pool); each entry is drawn equally "
@@ -117,7 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--net", default="128,128", help="hidden layer sizes of the MLP (default: 128,128)")
     add("--lr", type=float, default=1e-4,
         help="learning rate (default: 1e-4; 3e-4 suits --imitate none)")
-    add("--n-steps", type=int, default=512, help="rollout steps per env (default: 512)")
+    add("--n-steps", type=int, default=_Default(512),
+        help="rollout steps per env (default: 32 with --vec batched, 512 with dummy or "
+        "subproc, both 2,048 samples per rollout with the default --envs; on --resume, "
+        "the checkpoint's)")
     add("--batch-size", type=int, default=256, help="minibatch size (default: 256)")
     add("--epochs", type=int, default=5, help="PPO epochs per rollout (default: 5)")
     add("--gamma", type=float, default=0.995, help="discount (default: 0.995)")
@@ -157,9 +180,6 @@ def check_args(args: argparse.Namespace) -> None:
 
     for name, (low, high) in INT_BOUNDS.items():
         check_int("--" + name.replace("_", "-"), getattr(args, name), low, high)
-    if args.batch_size > args.n_steps * args.envs:
-        raise ValueError(f"--batch-size must be at most --n-steps x --envs = "
-                         f"{args.n_steps * args.envs} (one rollout), got {args.batch_size}")
     check_float("--gamma", args.gamma, 0.0, 1.0, low_open=True)
     check_float("--lr", args.lr, 0.0, 1.0, low_open=True)
     check_float("--ent-coef", args.ent_coef, 0.0, 10.0)
@@ -197,6 +217,43 @@ def check_args(args: argparse.Namespace) -> None:
     for spec in args.opponents + ([args.imitate] if args.imitate != "none" else []):
         if spec != "self":
             make_agent(spec, seed=0)  # an unknown bot or option fails before any training
+    choose_vec(args)
+    if args.batch_size > args.n_steps * args.envs:
+        raise ValueError(f"--batch-size must be at most --n-steps x --envs = "
+                         f"{args.n_steps * args.envs} (one rollout), got {args.batch_size}")
+
+
+def batched_refusal(opponents: list[str]) -> str | None:
+    """Why the batched env cannot play this ``--opponents`` list (None: it can). ``self``
+    adds model-file snapshots, which it plays."""
+    try:
+        from trash_env.vector import supports_opponents
+    except ImportError as error:
+        return f"trash_env.vector is unavailable ({error})"
+    for spec in opponents:
+        if spec != "self" and not supports_opponents([spec]):
+            return (f"it does not play the opponent {spec!r} (it plays random, greedy, "
+                    "counting and model files)")
+    return None
+
+
+def choose_vec(args: argparse.Namespace) -> None:
+    """Settle --vec, --envs and --n-steps: a resumed run takes the checkpoint's values of the
+    ones not given; the batched path falls back to dummy (saying why, in one line) when the
+    pool holds agents it refuses; the others take their path's defaults."""
+    saved = args.resume_state.get("flags", {}) if args.resume_state else {}
+    if args.vec is None:
+        args.vec = saved.get("vec", "batched")
+    if args.vec == "batched":
+        reason = batched_refusal(args.opponents)
+        if reason is not None:
+            print(f"train.py: --vec batched: using dummy instead: {reason}", flush=True)
+            args.vec = "dummy"
+    envs, n_steps = PATH_DEFAULTS[args.vec]
+    if type(args.envs) is _Default:
+        args.envs = int(saved.get("envs", envs))
+    if type(args.n_steps) is _Default:
+        args.n_steps = int(saved.get("n_steps", n_steps))
 
 
 # ---------------------------------------------------------------------------- checkpoints
@@ -550,7 +607,7 @@ class Run:
             "format": "trash-env-checkpoint",
             "timesteps": steps,
             "model": buffer.getvalue(),
-            "envs": self.venv.env_method("checkpoint_blob"),
+            "envs": self.env_blobs(),
             "last_obs": model._last_obs,
             "last_episode_starts": model._last_episode_starts,
             "snapshots": list(self.snapshots),
@@ -560,6 +617,13 @@ class Run:
                     "python": random.getstate()},
         }
         write_checkpoint(self.ckpt_dir / f"step_{steps:09d}{CHECKPOINT_SUFFIX}", state)
+
+    def env_blobs(self) -> list[bytes]:
+        """The envs mid-episode, pickled: one blob for the whole batch (its arrays, opponent
+        seats and generators), or one per env (fetched from wherever each env lives)."""
+        if self.args.vec == "batched":
+            return [pickle.dumps(self.venv, protocol=pickle.HIGHEST_PROTOCOL)]
+        return self.venv.env_method("checkpoint_blob")
 
     # -- envs and model
     def make_venv(self) -> Any:
@@ -571,6 +635,17 @@ class Run:
         pool = self.pool()
         rules, round_rewards = self.rules, self.args.round_rewards
         blobs = self.args.resume_state["envs"] if self.args.resume_state else None
+        if self.args.vec == "batched":
+            from trash_env.vector import TrashVecEnv, make_vec_env
+
+            if blobs is None:
+                return make_vec_env(self.args.envs, pool, self.rules, seed=self.args.seed,
+                                    round_rewards=round_rewards)
+            venv = pickle.loads(blobs[0])  # the batch of the checkpoint, mid-episode
+            if not isinstance(venv, TrashVecEnv) or venv.num_envs != self.args.envs:
+                raise ValueError("--resume: the checkpoint's batched envs do not match --envs "
+                                 f"{self.args.envs}")
+            return venv
 
         def factory(rank: int) -> Any:
             def make() -> Any:
@@ -743,7 +818,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     state = args.resume_state
     if state is not None:
         _check_resume_flags(args)
-        if len(state["envs"]) != args.envs:
+        if args.vec != "batched" and len(state["envs"]) != args.envs:
             raise ValueError(f"--resume: the checkpoint holds {len(state['envs'])} envs, "
                              f"--envs is {args.envs}")
         if int(state["timesteps"]) > args.timesteps:

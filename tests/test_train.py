@@ -1,7 +1,8 @@
 """train.py and trained policies (agents/policy.py): a training smoke run that saves, reloads and
-plays only legal moves; exact resume from a checkpoint (bit-identical weights), a damaged last
-checkpoint skipped, a killed run that leaves the previous model whole; the shipped pretrained
-model. Bad model files and flags: tests/test_bad_input_models.py."""
+plays only legal moves; exact resume from a checkpoint (bit-identical weights) on the batched
+(default), dummy and subprocess envs, a damaged last checkpoint skipped, a killed run that
+leaves the previous model whole; the choice of the vec path and its defaults; the shipped
+pretrained model. Bad model files and flags: tests/test_bad_input_models.py."""
 
 from __future__ import annotations
 
@@ -176,7 +177,7 @@ def test_bad_options_exit_2_with_a_clear_message(argv, message, tmp_path, capsys
 # ---------------------------------------------------------------------------- exact resume
 
 TINY = [  # 3 rollouts of 256 steps; a checkpoint and a self-play snapshot after each update
-    "--envs", "2", "--n-steps", "128", "--batch-size", "64", "--epochs", "2",
+    "--vec", "dummy", "--envs", "2", "--n-steps", "128", "--batch-size", "64", "--epochs", "2",
     "--episode", "round", "--eval-every", "0", "--final-deals", "2",
     "--checkpoint-every", "256", "--snapshot-every", "256", "--pool-size", "2",
     "--no-progress", "--workers", "1", "--opponents", "random", "greedy", "self",
@@ -274,3 +275,131 @@ def test_exact_resume_also_holds_with_subprocess_envs(tmp_path):
     checkpoint = tmp_path / "a_checkpoints" / "step_000000256.ckpt"
     assert train.main(flags + ["--out", str(second), "--resume", str(checkpoint)]) == 0
     assert _same_weights(first, second) == []
+
+
+# ---------------------------------------------------------------------------- the batched path
+
+def _without(flags: list[str], *names: str) -> list[str]:
+    """``flags`` without the options ``names`` and their values."""
+    out, skip = [], False
+    for flag in flags:
+        if skip:
+            skip = False
+        elif flag in names:
+            skip = True
+        else:
+            out.append(flag)
+    return out
+
+
+# The batched env (train.py's default, so --vec is not given): 8 envs x 32 steps, 3 rollouts.
+TINY_BATCHED = _without(TINY, "--vec", "--envs", "--n-steps") + ["--envs", "8", "--n-steps", "32"]
+
+
+@pytest.fixture(scope="module")
+def batched_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("batched") / "a.safetensors"
+    assert train.main(TINY_BATCHED + ["--out", str(out)]) == 0
+    return out
+
+
+def test_the_default_path_is_the_batched_env_and_logs_its_episodes(batched_run):
+    from trash_env.vector import TrashVecEnv
+
+    folder = batched_run.parent / "a_checkpoints"
+    state = pickle.loads(train.read_checkpoint_payload(folder / "step_000000256.ckpt"))
+    assert state["flags"]["vec"] == "batched" and state["flags"]["envs"] == 8
+    venv = pickle.loads(state["envs"][0])  # the whole batch, mid-episode, with its generator
+    assert isinstance(venv, TrashVecEnv) and venv.num_envs == 8
+    assert isinstance(venv.core.rng, np.random.Generator)
+    # The self-play pool was pushed into the batch: the snapshot of step 0, then of 256.
+    assert [Path(s.split(":")[0]).name for s in venv.core.opponent_specs[-2:]] == [
+        "snapshot_000000000.safetensors", "snapshot_000000256.safetensors"]
+    rows = list(csv.DictReader((batched_run.parent / "a_log.csv").open()))
+    assert int(rows[-1]["timesteps"]) == 768
+    assert sum(int(r["episodes"]) for r in rows) > 10  # Monitor-style stats from the batch
+    assert 0 <= float(rows[-1]["train_win_rate"]) <= 1
+    sidecar = json.loads(batched_run.with_suffix(".json").read_text())
+    assert sidecar["timesteps"] == 768 and sidecar["evaluation"]["greedy"]["games"] == 4
+
+
+@pytest.mark.parametrize("step", [256, 512])
+def test_batched_resume_from_step_n_gives_the_uninterrupted_runs_weights_bit_for_bit(
+        batched_run, tmp_path, step, capsys):
+    checkpoint = batched_run.parent / "a_checkpoints" / f"step_{step:09d}.ckpt"
+    out = tmp_path / "b.safetensors"
+    # --vec, --envs and --n-steps not given: the checkpoint's values are taken.
+    flags = _without(TINY_BATCHED, "--envs", "--n-steps")
+    assert train.main(flags + ["--out", str(out), "--resume", str(checkpoint)]) == 0
+    assert "on 8 batched envs" in capsys.readouterr().out
+    assert _same_weights(batched_run, out) == []
+    assert _same_weights(batched_run.parent / "a_checkpoints" / "step_000000768.safetensors",
+                         tmp_path / "b_checkpoints" / "step_000000768.safetensors") == []
+
+
+def test_batched_resume_refuses_another_path_or_size(batched_run, tmp_path, capsys):
+    checkpoint = batched_run.parent / "a_checkpoints" / "step_000000256.ckpt"
+    for extra, message in ((["--vec", "dummy"], "--vec 'batched' (given 'dummy')"),
+                           (["--envs", "4"], "--envs 8 (given 4)")):
+        code = train.main(TINY_BATCHED + extra + ["--out", str(tmp_path / "b.safetensors"),
+                                                  "--resume", str(checkpoint)])
+        assert code == 2
+        assert message in capsys.readouterr().err
+
+
+def _settled(argv: list[str], monkeypatch, tmp_path: Path):
+    """The args train() would get (no training)."""
+    seen = {}
+    monkeypatch.setattr(train, "train", lambda args: seen.setdefault("args", args))
+    assert train.main(argv + ["--out", str(tmp_path / "m.safetensors"), "--no-progress"]) == 0
+    return seen["args"]
+
+
+def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
+        monkeypatch, tmp_path, capsys):
+    args = _settled([], monkeypatch, tmp_path)
+    assert (args.vec, args.envs, args.n_steps) == ("batched", 64, 32)
+    assert type(args.envs) is int and type(args.n_steps) is int  # plain ints in checkpoints
+    args = _settled(["--vec", "dummy"], monkeypatch, tmp_path)
+    assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
+    args = _settled(["--vec", "subproc", "--envs", "2"], monkeypatch, tmp_path)
+    assert (args.vec, args.envs, args.n_steps) == ("subproc", 2, 512)
+    args = _settled(["--envs", "16", "--n-steps", "8", "--batch-size", "128"], monkeypatch,
+                    tmp_path)
+    assert (args.vec, args.envs, args.n_steps) == ("batched", 16, 8)
+    capsys.readouterr()
+    args = _settled(["--opponents", "greedy", "search:rollouts=2", "self"], monkeypatch,
+                    tmp_path)
+    assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == ["train.py: --vec batched: using dummy instead: it does not play the "
+                   "opponent 'search:rollouts=2' (it plays random, greedy, counting and model "
+                   "files)"]
+    # The batch is 64 x 32 = 2,048 samples: a larger minibatch is refused before any work.
+    with pytest.raises(AssertionError):
+        _settled(["--batch-size", "4096"], monkeypatch, tmp_path)
+    assert "--batch-size must be at most --n-steps x --envs = 2048" in capsys.readouterr().err
+
+
+def test_set_opponents_mid_episode_keeps_the_policies_of_episodes_under_way():
+    """Self-play pushes a new pool while games are under way: their seated snapshots keep
+    playing (as in TrashSoloEnv) though the new pool's indices point elsewhere."""
+    from trash_env.vector import TrashVecEnv
+
+    vec = TrashVecEnv(16, ["random", f"{PRETRAINED}:deterministic=false"], seed=1,
+                      episode="round")
+    vec.reset()
+    seated = vec.core.policy_of.copy()
+    assert (seated == 1).any()
+    vec.set_opponents(["greedy"])  # pool index 1 no longer exists
+    kept = vec.core.policy_of
+    assert ((kept >= 0) == (seated >= 0)).all() and (kept[seated >= 0] == 1).all()
+    assert vec.core.policies[1] is not None  # the pretrained policy, kept for those games
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        masks = vec.action_masks()
+        vec.step_async((masks * rng.random(masks.shape)).argmax(axis=1))
+        vec.step_wait()
+    assert (vec.core.policy_of == -1).all()  # every game since is against greedy only
+    vec.set_opponents(["greedy"])
+    assert vec.core.policies == [None]  # a policy no game holds is let go
