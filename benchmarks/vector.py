@@ -13,11 +13,12 @@ pair by pair under the same load; medians over the repetitions are reported):
 - ``env``: learner steps/s against greedy, random learner actions: ``TrashSoloEnv`` (run.py's
   solo loop) against ``TrashVecEnv`` of ``--batch`` games.
 - ``train``: MaskablePPO env steps/s with train.py's hyper-parameters against greedy with
-  per-deal rewards (``benchmarks/run.py``'s train section): today's default (``DummyVecEnv`` of
-  4 ``Monitor(TrashSoloEnv)``, 512 steps per env per rollout) against ``TrashVecEnv`` with 4
-  envs (same rollouts) and with 64 envs x 32 steps (the same 2,048-sample rollouts, so the
-  same PPO updates), plus ``DummyVecEnv`` with 64 x 32 as the fair peer of the latter.
-  Target: the batched VecEnv at least 3x today's default.
+  per-deal rewards (``benchmarks/run.py``'s train section): train.py's old default
+  (``DummyVecEnv`` of 4 ``Monitor(TrashSoloEnv)``, 512 steps per env per rollout, still its
+  ``--vec dummy`` path) against ``TrashVecEnv`` with 4 envs (same rollouts) and with 64 envs x
+  32 steps (train.py's default now: the same 2,048-sample rollouts, so the same PPO updates),
+  plus ``DummyVecEnv`` with 64 x 32 as the fair peer of the latter. Target: the batched
+  VecEnv at least 3x the old default.
 - ``memory``: bytes per game: a ``VectorGame``'s state arrays, a whole ``TrashVecEnv`` per env
   (tracemalloc), against a ``TrashSoloEnv`` and an AEC ``trash_env.env()`` per instance.
 """
@@ -266,21 +267,28 @@ def main(argv: list[str] | None = None) -> int:
     if "train" in only:
         steps = 4096 if args.quick else 16384
         log(f"train: MaskablePPO env steps/s, {steps} steps")
-        n_steps = run.train_kwargs().get("n_steps", 2048)
-        wide = max(1, 4 * n_steps // 64)
+        # train.py's --envs x --n-steps of its batched path and of its dummy path (the
+        # default before the batched env).
+        try:
+            from train import PATH_DEFAULTS
+        except ImportError:
+            PATH_DEFAULTS = {"batched": (64, 32), "dummy": (4, 512)}
+        wide, short = PATH_DEFAULTS["batched"]
+        few, n_steps = PATH_DEFAULTS["dummy"]
+        old = f"DummyVecEnv {few} x Monitor(TrashSolo) x {n_steps} steps (old default)"
         figures = run.interleaved({
-            "DummyVecEnv 4 x Monitor(TrashSolo) (default)":
-                lambda rep: train_batched(steps, 4, n_steps, rep, False),
-            "TrashVecEnv 4 envs": lambda rep: train_batched(steps, 4, n_steps, rep, True),
-            f"TrashVecEnv 64 envs x {wide} steps":
-                lambda rep: train_batched(steps, 64, wide, rep, True),
-            f"DummyVecEnv 64 x Monitor(TrashSolo) x {wide} steps":
-                lambda rep: train_batched(steps, 64, wide, rep, False),
+            old: lambda rep: train_batched(steps, few, n_steps, rep, False),
+            f"TrashVecEnv {few} envs x {n_steps} steps":
+                lambda rep: train_batched(steps, few, n_steps, rep, True),
+            f"TrashVecEnv {wide} envs x {short} steps (train.py default)":
+                lambda rep: train_batched(steps, wide, short, rep, True),
+            f"DummyVecEnv {wide} x Monitor(TrashSolo) x {short} steps":
+                lambda rep: train_batched(steps, wide, short, rep, False),
         }, max(1, min(args.repeats, 3)), log)
         figures.pop("_skipped")
         rows = [{"name": k, "unit": "env steps/s", "values": v, "median": statistics.median(v)}
                 for k, v in figures.items()]
-        ratios_against(rows, "DummyVecEnv 4 x Monitor(TrashSolo) (default)")
+        ratios_against(rows, old)
         results["train"] = rows
     if "memory" in only:
         log("memory: bytes per game")
