@@ -64,10 +64,14 @@ def test_tianshou_dqn():
     assert out["illegal_moves"] == 0
 
 
-def test_torchrl_masked_collect():
+def test_torchrl_ppo():
     _needs("torchrl")
-    out = _run("torchrl_masked_collect.py", "--frames", "400", "--batch", "200")
-    assert out["frames"] == 400 and out["decisions"] == 400
+    out = _run("torchrl_ppo.py", "--frames", "800", "--batch", "400", "--eval-games", "2")
+    assert out["frames"] == 800 and out["train_decisions"] == 800  # one seat acts per frame
+    # the training loop ran: 2 batches x 4 epochs x 2 minibatches of PPO, and the weights moved
+    assert out["ppo_updates"] == 16 and out["param_change"] > 0
+    assert out["decisions"] > out["train_decisions"]  # the evaluation games were played
+    assert 0 <= out["win_rate_before"] <= 1 and 0 <= out["win_rate_after"] <= 1
     assert out["illegal_moves"] == 0
 
 
