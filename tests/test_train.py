@@ -381,6 +381,13 @@ def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
     assert "--batch-size must be at most --n-steps x --envs = 2048" in capsys.readouterr().err
 
 
+def test_without_numba_the_default_falls_back_to_dummy_saying_why(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "trash_env.vector", None)  # import fails, as without numba
+    args = _settled([], monkeypatch, tmp_path)
+    assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
+    assert "using dummy instead: trash_env.vector is unavailable" in capsys.readouterr().out
+
+
 def test_set_opponents_mid_episode_keeps_the_policies_of_episodes_under_way():
     """Self-play pushes a new pool while games are under way: their seated snapshots keep
     playing (as in TrashSoloEnv) though the new pool's indices point elsewhere."""
