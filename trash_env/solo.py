@@ -47,6 +47,19 @@ ILLEGAL_REWARD = -1.0
 _CALL = Decision.CALL  # a module constant: enum-class attribute reads are slow
 
 
+def solo_rules(seat: object, round_rewards: object, options: dict[str, Any]) -> Rules:
+    """The rules of a learner-seat env (this one and the batched ``trash_env.vector`` ones),
+    after checking the two options they add to ``Rules``: ``seat`` and ``round_rewards``."""
+    rules = Rules.from_options(**options)
+    n = rules.num_players
+    if seat is not None and (
+        isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
+    ):
+        raise ValueError(f"seat must be None or an integer from 0 to {n - 1}, got {seat!r}")
+    if not isinstance(round_rewards, bool):
+        raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
+    return rules
+
 class TrashSoloEnv(gym.Env):
     """One learner seat of Trash against a table of opponents.
 
@@ -75,14 +88,8 @@ class TrashSoloEnv(gym.Env):
         render_mode: str | None = None,
         **options: Any,
     ) -> None:
-        self.rules = Rules.from_options(**options)
+        self.rules = solo_rules(seat, round_rewards, options)
         n = self.rules.num_players
-        if seat is not None and (
-            isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
-        ):
-            raise ValueError(f"seat must be None or an integer from 0 to {n - 1}, got {seat!r}")
-        if not isinstance(round_rewards, bool):
-            raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
         if illegal not in ILLEGAL:
             raise ValueError(f"illegal must be one of 'lose', 'raise', got {illegal!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

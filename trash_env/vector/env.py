@@ -36,6 +36,7 @@ from gymnasium import spaces
 from trash_env.engine import NUM_ACTIONS
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
+from trash_env.solo import solo_rules
 from trash_env.vector import _kernels as K
 from trash_env.vector.batch import VectorGame
 
@@ -122,14 +123,8 @@ class SoloBatch:
         seed: int | None = None,
         **options: Any,
     ) -> None:
-        self.rules = Rules.from_options(**options)
+        self.rules = solo_rules(seat, round_rewards, options)
         n = self.rules.num_players
-        if seat is not None and (
-            isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
-        ):
-            raise ValueError(f"seat must be None or an integer from 0 to {n - 1}, got {seat!r}")
-        if not isinstance(round_rewards, bool):
-            raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
         self.num_envs = num_envs
         self.seat_option = seat
         self.round_rewards = round_rewards
