@@ -498,7 +498,11 @@ class PolicyAgent(Agent):
                 f"{self.input_size}), got an observation of shape {np.shape(observation)}: "
                 "play it at the table size it was trained for"
             )
-        x = np.asarray(observation).astype(np.float32, copy=False)
+        return self.forward(np.asarray(observation).astype(np.float32, copy=False))
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        """The network's action logits (float64) for one observation or a batch of them (the
+        leading axis), unchecked: the batched envs call it on many games at once."""
         for kind, params in self.layers:
             if kind == "linear":
                 x = x @ params[0] + params[1]

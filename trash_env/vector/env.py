@@ -54,16 +54,8 @@ class _Policy:
     def act(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
             ) -> np.ndarray:
         source = self.source
-        if hasattr(source, "layers") and hasattr(source, "logits"):  # agents.policy.PolicyAgent
-            x = observations
-            for kind, params in source.layers:
-                if kind == "linear":
-                    x = x @ params[0] + params[1]
-                elif kind == "tanh":
-                    x = np.tanh(x)
-                else:
-                    x = np.maximum(x, 0.0)
-            logits = np.where(masks, x.astype(np.float64), -np.inf)
+        if hasattr(source, "layers") and hasattr(source, "forward"):  # agents.policy.PolicyAgent
+            logits = np.where(masks, source.forward(observations), -np.inf)
             if source.deterministic:
                 return logits.argmax(axis=1)
             probs = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -89,7 +81,7 @@ def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
         return K.BOT_GREEDY, 0.0, None
     if type(agent) is CountingAgent:
         return K.BOT_COUNTING, float(agent.discard_weight), None
-    if hasattr(agent, "layers") and hasattr(agent, "logits"):
+    if hasattr(agent, "layers") and hasattr(agent, "forward"):
         return K.BOT_POLICY, 0.0, _Policy(agent, str(getattr(agent, "name", "policy")))
     if not isinstance(agent, Agent) and hasattr(agent, "predict"):
         return K.BOT_POLICY, 0.0, _Policy(agent, type(agent).__name__)
