@@ -202,6 +202,15 @@ def ratios_against(rows: list[dict], reference: str) -> None:
             row["ratio"] = statistics.median(pairs)
 
 
+def rows_of(figures: dict, unit: str, reference: str) -> list[dict]:
+    """One table row per benchmark of an interleaved run, each with its ratio to ``reference``."""
+    figures.pop("_skipped")
+    rows = [{"name": k, "unit": unit, "values": v, "median": statistics.median(v)}
+            for k, v in figures.items()]
+    ratios_against(rows, reference)
+    return rows
+
+
 def write_json(path: Path, data: dict) -> None:
     """Atomically: a temporary file beside ``path``, then ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -248,22 +257,14 @@ def main(argv: list[str] | None = None) -> int:
             "Game.step loop (reference)": lambda rep: run.engine_loop(args.seconds, rep),
             f"VectorGame B={b}": lambda rep: batched_engine_loop(args.seconds, rep, b),
         }, args.repeats, log)
-        figures.pop("_skipped")
-        rows = [{"name": k, "unit": "decisions/s", "values": v, "median": statistics.median(v)}
-                for k, v in figures.items()]
-        ratios_against(rows, "Game.step loop (reference)")
-        results["engine"] = rows
+        results["engine"] = rows_of(figures, "decisions/s", "Game.step loop (reference)")
     if "env" in only:
         log("env: learner steps/s vs greedy")
         figures = run.interleaved({
             "TrashSoloEnv (reference)": lambda rep: run.solo_loop(args.seconds, rep),
             f"TrashVecEnv B={b}": lambda rep: batched_env_loop(args.seconds, rep, b),
         }, args.repeats, log)
-        figures.pop("_skipped")
-        rows = [{"name": k, "unit": "steps/s", "values": v, "median": statistics.median(v)}
-                for k, v in figures.items()]
-        ratios_against(rows, "TrashSoloEnv (reference)")
-        results["env"] = rows
+        results["env"] = rows_of(figures, "steps/s", "TrashSoloEnv (reference)")
     if "train" in only:
         steps = 4096 if args.quick else 16384
         log(f"train: MaskablePPO env steps/s, {steps} steps")
@@ -285,11 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             f"DummyVecEnv {wide} x Monitor(TrashSolo) x {short} steps":
                 lambda rep: train_batched(steps, wide, short, rep, False),
         }, max(1, min(args.repeats, 3)), log)
-        figures.pop("_skipped")
-        rows = [{"name": k, "unit": "env steps/s", "values": v, "median": statistics.median(v)}
-                for k, v in figures.items()]
-        ratios_against(rows, old)
-        results["train"] = rows
+        results["train"] = rows_of(figures, "env steps/s", old)
     if "memory" in only:
         log("memory: bytes per game")
         results["memory"] = section_memory(b)
