@@ -68,6 +68,9 @@ VEC_CHOICES = ("batched", "dummy", "subproc")
 # Per --vec path: (--envs, --n-steps) when not given. Both give 2,048-sample rollouts, so the
 # PPO updates are the same; the batched env pays off with many envs (docs/vector.md).
 PATH_DEFAULTS = {"batched": (64, 32), "dummy": (4, 512), "subproc": (4, 512)}
+DEFAULT_BATCH_SIZE = 256  # or the whole rollout when that is smaller
+DEFAULT_SHAPING = 0.0
+DEFAULT_SHAPING_UNTIL = 0.5
 
 
 class _Default(int):
@@ -122,10 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="duplicate deals per periodic evaluation (default: 300)")
     add("--final-deals", type=int, default=1000, metavar="N",
         help="duplicate deals per opponent in the final evaluation (default: 1000)")
-    add("--imitate", default="greedy", metavar="SPEC",
-        help="warm start: before PPO, fit the policy to this bot's moves and the critic to "
-        "the results; PPO then trains on the zero-sum reward as usual; none for pure RL "
-        "from a random policy (default: greedy)")
+    add("--imitate", default="none", metavar="SPEC",
+        help="warm start: before PPO, fit the policy to this bot's moves (e.g. greedy) and "
+        "the critic to the results; PPO then trains on the zero-sum reward as usual; none: "
+        "learn from a random policy (default: none)")
     add("--imitate-samples", type=int, default=100_000, metavar="N",
         help="decisions of the teacher to fit (default: 100000)")
     add("--imitate-epochs", type=int, default=10, metavar="N",
@@ -134,6 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes for the final evaluation (default: 2)")
     add("--round-rewards", action=argparse.BooleanOptionalAction, default=None,
         help="pay every deal's zero-sum result too (default: on for whole-game episodes)")
+    add("--shaping", type=float, default=DEFAULT_SHAPING, metavar="C",
+        help="optional SHAPED reward on top of the true one: C x the change of the progress "
+        "potential (own share of face-up slots minus the opponents' mean) at every learner "
+        "step, agents/shaping.py; it telescopes, and evaluations never see it; 0: off "
+        f"(default: {DEFAULT_SHAPING})")
+    add("--shaping-until", type=float, default=DEFAULT_SHAPING_UNTIL, metavar="F",
+        help="anneal the shaping coefficient linearly from C at step 0 to 0 at F x "
+        "--timesteps, so the updates after that see the true reward alone (default: "
+        f"{DEFAULT_SHAPING_UNTIL})")
     add("--net", default="128,128", help="hidden layer sizes of the MLP (default: 128,128)")
     add("--lr", type=float, default=1e-4,
         help="learning rate (default: 1e-4; 3e-4 suits --imitate none)")
@@ -141,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="rollout steps per env (default: 32 with --vec batched, 512 with dummy or "
         "subproc, both 2,048 samples per rollout with the default --envs; on --resume, "
         "the checkpoint's)")
-    add("--batch-size", type=int, default=256, help="minibatch size (default: 256)")
+    add("--batch-size", type=int, default=_Default(DEFAULT_BATCH_SIZE),
+        help=f"minibatch size (default: {DEFAULT_BATCH_SIZE}, or one rollout if smaller)")
     add("--epochs", type=int, default=5, help="PPO epochs per rollout (default: 5)")
     add("--gamma", type=float, default=0.995, help="discount (default: 0.995)")
     add("--ent-coef", type=float, default=0.001,
@@ -183,6 +196,8 @@ def check_args(args: argparse.Namespace) -> None:
     check_float("--gamma", args.gamma, 0.0, 1.0, low_open=True)
     check_float("--lr", args.lr, 0.0, 1.0, low_open=True)
     check_float("--ent-coef", args.ent_coef, 0.0, 10.0)
+    check_float("--shaping", args.shaping, 0.0, 10.0)
+    check_float("--shaping-until", args.shaping_until, 0.0, 1.0, low_open=True)
     from agents.policy import MAX_LAYERS, MAX_WIDTH
 
     try:
@@ -218,6 +233,8 @@ def check_args(args: argparse.Namespace) -> None:
         if spec != "self":
             make_agent(spec, seed=0)  # an unknown bot or option fails before any training
     choose_vec(args)
+    if type(args.batch_size) is _Default:
+        args.batch_size = min(int(args.batch_size), args.n_steps * args.envs)
     if args.batch_size > args.n_steps * args.envs:
         raise ValueError(f"--batch-size must be at most --n-steps x --envs = "
                          f"{args.n_steps * args.envs} (one rollout), got {args.batch_size}")
@@ -335,7 +352,7 @@ def find_checkpoint(where: Path) -> dict[str, Any]:
 # Flags that change the trained weights: a resumed run must use the checkpoint's values.
 RESUME_FLAGS = ("envs", "vec", "opponents", "snapshot_every", "pool_size", "net", "lr",
                 "n_steps", "batch_size", "epochs", "gamma", "ent_coef", "round_rewards",
-                "threads")
+                "threads", "shaping", "shaping_until")
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -459,13 +476,16 @@ class TrainingMonitor:
                 self.episodes = 0
                 self.wins = 0
                 self.reward_sum = 0.0
+                self.shaping_sum = 0.0
 
             def _on_step(self) -> bool:
                 for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
                     if done:
+                        episode = info.get("episode", {})
                         self.episodes += 1
                         self.wins += bool(info.get("won"))
-                        self.reward_sum += float(info.get("episode", {}).get("r", 0.0))
+                        self.reward_sum += float(episode.get("r", 0.0))  # the true reward
+                        self.shaping_sum += float(episode.get("shaping", 0.0))
                 return True
 
             def _on_rollout_start(self) -> None:
@@ -491,6 +511,8 @@ class TrainingMonitor:
                     self.run.log_row(self.model, self, evaluate=True)
                     while self.next_eval <= steps:
                         self.next_eval += self.run.args.eval_every
+                if not final:
+                    self.run.set_shaping(steps)  # the coefficient for the coming rollout
 
         return _Monitor(*args, **kwargs)
 
@@ -552,6 +574,11 @@ class Run:
         self.eval_history: list[dict[str, Any]] = []
         self.last_eval = -1
         self.imitation: dict[str, float] = {}
+        self.shaping_end = max(1, round(args.shaping_until * args.timesteps))
+        if args.resume_state and "shaping_end" in args.resume_state:
+            self.shaping_end = int(args.resume_state["shaping_end"])
+        self.shaping_now = self.shaping_at(0)
+        self.last_row = (0, self.start_time)  # (steps, time) of the last log row
 
     # -- info recorded in every sidecar
     def info(self) -> dict[str, Any]:
@@ -564,8 +591,26 @@ class Run:
             "round_rewards": self.args.round_rewards,
             "net_arch": self.args.net_arch,
             "imitate": None if self.args.imitate == "none" else self.args.imitate,
+            # The optional shaped reward (agents/shaping.py): its start coefficient and the
+            # step where its annealing reached 0; evaluations score the true result only.
+            "shaping": ({"reward": "progress potential", "coef": self.args.shaping,
+                         "zero_at_step": self.shaping_end} if self.args.shaping else None),
             **({"imitation": self.imitation} if self.imitation else {}),
         }
+
+    def shaping_at(self, steps: int) -> float:
+        """The shaping coefficient at ``steps``: ``--shaping`` annealed linearly to 0 at
+        ``shaping_end`` (``--shaping-until`` x the run's ``--timesteps``; a resumed run keeps
+        its checkpoint's end)."""
+        if not self.args.shaping or steps >= self.shaping_end:
+            return 0.0
+        return self.args.shaping * (1.0 - steps / self.shaping_end)
+
+    def set_shaping(self, steps: int) -> None:
+        coef = self.shaping_at(steps)
+        if coef != self.shaping_now:
+            self.venv.env_method("set_shaping", coef)
+            self.shaping_now = coef
 
     def next_multiple(self, every: int) -> int:
         return (self.start_steps // every + 1) * every
@@ -613,6 +658,7 @@ class Run:
             "snapshots": list(self.snapshots),
             "imitation": self.imitation,
             "flags": {name: getattr(self.args, name) for name in RESUME_FLAGS},
+            "shaping_end": self.shaping_end,
             "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
                     "python": random.getstate()},
         }
@@ -630,17 +676,19 @@ class Run:
         from stable_baselines3.common.monitor import Monitor
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+        from agents.shaping import ProgressShaping
         from trash_env.solo import TrashSoloEnv
 
         pool = self.pool()
         rules, round_rewards = self.rules, self.args.round_rewards
+        shaping = self.shaping_now
         blobs = self.args.resume_state["envs"] if self.args.resume_state else None
         if self.args.vec == "batched":
             from trash_env.vector import TrashVecEnv, make_vec_env
 
             if blobs is None:
                 return make_vec_env(self.args.envs, pool, self.rules, seed=self.args.seed,
-                                    round_rewards=round_rewards)
+                                    round_rewards=round_rewards, shaping=shaping)
             venv = pickle.loads(blobs[0])  # the batch of the checkpoint, mid-episode
             if not isinstance(venv, TrashVecEnv) or venv.num_envs != self.args.envs:
                 raise ValueError("--resume: the checkpoint's batched envs do not match --envs "
@@ -655,8 +703,10 @@ class Run:
                 if blobs is not None:  # the envs of the checkpoint, mid-episode
                     return _checkpointable(pickle.loads(blobs[rank]))
                 env = TrashSoloEnv(opponents=pool, round_rewards=round_rewards, **rules)
-                env.reset(seed=self.args.seed * 1000 + rank)
-                return _checkpointable(Monitor(env))
+                # Monitor below the shaping: its episode figures are the true rewards.
+                shaped = ProgressShaping(Monitor(env), shaping)
+                shaped.reset(seed=self.args.seed * 1000 + rank)
+                return _checkpointable(shaped)
 
             return make
 
@@ -705,32 +755,48 @@ class Run:
     # -- log
     def log_row(self, model: Any, monitor: Any, evaluate: bool) -> dict[str, Any]:
         steps = int(model.num_timesteps)
-        elapsed = time.perf_counter() - self.start_time
+        now = time.perf_counter()
+        elapsed = now - self.start_time
+        since, self.last_row = self.last_row, (steps, now)
         row: dict[str, Any] = {
             "timesteps": steps,
             "seconds": round(elapsed, 1),
             "steps_per_s": round((steps - self.start_steps) / max(elapsed, 1e-9), 1),
+            # training alone since the previous row (whose evaluations are left out)
+            "interval_steps_per_s": round((steps - since[0]) / max(now - since[1], 1e-9), 1)
+            if steps > since[0] else "",
             "episodes": monitor.episodes,
             "train_win_rate": round(monitor.wins / monitor.episodes, 4) if monitor.episodes
             else "",
             "train_mean_reward": round(monitor.reward_sum / monitor.episodes, 4)
             if monitor.episodes else "",
+            "train_mean_shaping": round(monitor.shaping_sum / monitor.episodes, 4)
+            if monitor.episodes else "",
+            "shaping_coef": round(self.shaping_now or 0.0, 6),
+            # eval_*: against greedy (the columns of the earlier logs); random_*: against random.
             "eval_opponent": "", "eval_games": "", "eval_win_rate": "",
             "eval_ci_low": "", "eval_ci_high": "",
+            "random_games": "", "random_win_rate": "", "random_ci_low": "", "random_ci_high": "",
+            "eval_seconds": "",
         }
         monitor.episodes = monitor.wins = 0
-        monitor.reward_sum = 0.0
+        monitor.reward_sum = monitor.shaping_sum = 0.0
         if evaluate:
+            started = time.perf_counter()
             path = self.pool_dir / f"eval_current{MODEL_SUFFIX}"
             save_model(model, path, self.info())
-            figures = evaluate_policy_vs(path, "greedy", self.args.eval_deals,
-                                         self.args.seed + steps, self.rules)
-            row.update(eval_opponent="greedy", eval_games=figures["games"],
-                       eval_win_rate=round(figures["win_rate"], 4),
-                       eval_ci_low=round(figures["ci95"][0], 4),
-                       eval_ci_high=round(figures["ci95"][1], 4))
+            for opponent, prefix in (("greedy", "eval"), ("random", "random")):
+                figures = evaluate_policy_vs(path, opponent, self.args.eval_deals,
+                                             self.args.seed + steps, self.rules)
+                row.update({f"{prefix}_games": figures["games"],
+                            f"{prefix}_win_rate": round(figures["win_rate"], 4),
+                            f"{prefix}_ci_low": round(figures["ci95"][0], 4),
+                            f"{prefix}_ci_high": round(figures["ci95"][1], 4)})
+            row.update(eval_opponent="greedy",
+                       eval_seconds=round(time.perf_counter() - started, 1))
             self.eval_history.append(row)
             self.last_eval = steps
+            self.last_row = (steps, time.perf_counter())
         new = not self.csv_path.exists()
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
         with self.csv_path.open("a", newline="") as handle:
@@ -741,18 +807,19 @@ class Run:
         if evaluate:
             print(f"[{steps} steps, {row['steps_per_s']:.0f} steps/s] vs greedy: "
                   f"{row['eval_win_rate']:.3f} [{row['eval_ci_low']:.3f}, "
-                  f"{row['eval_ci_high']:.3f}] over {row['eval_games']} games; "
-                  f"training win rate {row['train_win_rate']}", flush=True)
+                  f"{row['eval_ci_high']:.3f}], vs random: {row['random_win_rate']:.3f} over "
+                  f"{row['eval_games']} games each ({row['eval_seconds']} s); training win rate "
+                  f"{row['train_win_rate']}, mean reward {row['train_mean_reward']}", flush=True)
         return row
 
 
 def plot_curve(csv_path: Path, png_path: Path, title: str) -> Path | None:
-    """Win rate against greedy (with its 95% interval) over training steps, from the CSV."""
-    rows = []
+    """The learning curve from the CSV log, against the learner steps, in three panels: the
+    periodic win rates against ``greedy`` and ``random`` with their 95% Wilson bands; the
+    training episodes' mean true reward (and the shaping's mean per episode, when shaped);
+    the training throughput (steps/s between two log rows, evaluations left out)."""
     with csv_path.open() as handle:
-        for row in csv.DictReader(handle):
-            if row.get("eval_win_rate"):
-                rows.append(row)
+        rows = [row for row in csv.DictReader(handle) if row.get("timesteps")]
     if not rows:
         return None
     import matplotlib
@@ -760,22 +827,49 @@ def plot_curve(csv_path: Path, png_path: Path, title: str) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = [int(r["timesteps"]) for r in rows]
-    rate = [float(r["eval_win_rate"]) for r in rows]
-    low = [float(r["eval_ci_low"]) for r in rows]
-    high = [float(r["eval_ci_high"]) for r in rows]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.fill_between(steps, low, high, alpha=0.25, label="95% interval")
-    ax.plot(steps, rate, marker="o", label="win rate vs greedy")
-    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
-    ax.set_xlabel("learner steps")
-    ax.set_ylabel("win rate (duplicate deals)")
-    ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.legend(loc="lower right")
+    def series(key: str, subset: list[dict[str, str]]) -> tuple[list[int], list[float]]:
+        pairs = [(int(r["timesteps"]), float(r[key])) for r in subset if r.get(key)]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    fig, (ax_win, ax_reward, ax_speed) = plt.subplots(
+        3, 1, figsize=(7.5, 8.5), sharex=True, gridspec_kw={"height_ratios": [2, 1, 1]})
+    for prefix, label, color in (("eval", "greedy", "C0"), ("random", "random", "C1")):
+        evaluated = [r for r in rows if r.get(f"{prefix}_win_rate")]
+        if not evaluated:
+            continue
+        steps, rate = series(f"{prefix}_win_rate", evaluated)
+        _, low = series(f"{prefix}_ci_low", evaluated)
+        _, high = series(f"{prefix}_ci_high", evaluated)
+        games = evaluated[-1].get(f"{prefix}_games", "")
+        ax_win.fill_between(steps, low, high, color=color, alpha=0.2)
+        ax_win.plot(steps, rate, marker="o", markersize=3, color=color,
+                    label=f"vs {label} ({games} games, 95% Wilson band)")
+    ax_win.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax_win.set_ylabel("win rate (duplicate deals)")
+    ax_win.set_ylim(0, 1)
+    if ax_win.get_legend_handles_labels()[0]:
+        ax_win.legend(loc="lower right", fontsize=8)
+    else:
+        ax_win.text(0.5, 0.5, "no periodic evaluation (--eval-every 0)", ha="center",
+                    transform=ax_win.transAxes)
+    ax_win.set_title(title)
+    steps, reward = series("train_mean_reward", rows)
+    ax_reward.plot(steps, reward, color="C2", label="true reward (zero-sum result)")
+    steps_s, shaping = series("train_mean_shaping", rows)
+    if any(shaping):
+        ax_reward.plot(steps_s, shaping, color="C3", linestyle=":",
+                       label="shaping added in training (not in the true reward)")
+    ax_reward.axhline(0.0, color="grey", linewidth=0.5)
+    ax_reward.set_ylabel("mean per training\nepisode")
+    ax_reward.legend(loc="lower right", fontsize=8)
+    steps, speed = series("interval_steps_per_s", rows)
+    ax_speed.plot(steps, speed, color="C4", marker=".")
+    ax_speed.set_ylabel("training steps/s")
+    ax_speed.set_ylim(bottom=0)
+    ax_speed.set_xlabel("learner steps")
     fig.tight_layout()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
+    fig.savefig(buffer, format="png", dpi=80)
     plt.close(fig)
     from trash_env.cli import atomic_write_bytes
 
@@ -829,6 +923,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         print(f"resuming from {state['path']} (step {state['timesteps']})", flush=True)
     run.dir.mkdir(parents=True, exist_ok=True)
     run.venv = run.make_venv()
+    if state is not None:  # the batch of the checkpoint holds its own coefficient: set ours
+        run.shaping_now = None
+        run.set_shaping(int(state["timesteps"]))
     model = run.make_model()
     if args.imitate != "none" and state is None:
         run.imitation = imitate(model, args.imitate, args.imitate_samples, args.imitate_epochs,
@@ -840,8 +937,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     print(f"training {remaining} steps ({run.start_steps} done) on {args.envs} {args.vec} envs, "
           f"opponents {' '.join(args.opponents)}, rules {run.rules or 'standard'}", flush=True)
     monitor = TrainingMonitor(run)
-    if run.imitation and args.eval_every:
-        run.log_row(model, monitor, evaluate=True)  # the warm start's level, at step 0
+    run.last_row = (run.start_steps, time.perf_counter())
+    if args.eval_every and state is None:
+        run.log_row(model, monitor, evaluate=True)  # the level at step 0 (warm start or not)
     callbacks = [monitor] if args.no_progress else [monitor, ProgressBar(run.start_steps,
                                                                          args.timesteps)]
     if remaining > 0:

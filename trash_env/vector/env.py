@@ -9,7 +9,9 @@ seat (unless fixed) and, per opponent seat, one entry of the opponent pool are d
 ``CALL`` decision is answered with ``CALL_TRASH`` for every seat; the final step pays the
 learner's share of ``Game.returns()`` (zero-sum; 0 when truncated at ``max_turns``), and with
 ``round_rewards`` every finished deal is paid too; a deal decided before the learner's first
-decision is re-dealt. An illegal action ends the episode with reward -1.
+decision is re-dealt. An illegal action ends the episode with reward -1. ``shaping`` (default
+0, off) adds the optional progress shaping of :mod:`agents.shaping` to the rewards; the
+``episode`` statistics keep the true return (and the shaping's sum under ``"shaping"``).
 
 Opponents: ``random``, ``greedy`` and ``counting`` (with ``discard_weight``) run compiled
 inside the step; trained policies (a model file spec, ``pretrained``, a ``PolicyAgent``, or a
@@ -113,8 +115,12 @@ class SoloBatch:
         seat: int | None = None,
         round_rewards: bool = False,
         seed: int | None = None,
+        shaping: float = 0.0,
         **options: Any,
     ) -> None:
+        from agents.shaping import check_coef
+
+        self.shaping = check_coef(shaping)
         self.rules = solo_rules(seat, round_rewards, options)
         n = self.rules.num_players
         self.num_envs = num_envs
@@ -132,7 +138,25 @@ class SoloBatch:
         self.episode_return = np.zeros(num_envs)
         self.episode_length = np.zeros(num_envs, np.int64)
         self.episode_start = np.zeros(num_envs)
+        self.episode_shaping = np.zeros(num_envs)
+        self.potential = np.zeros(num_envs)  # phi at each slot's last learner decision
         self._all = np.arange(num_envs)
+
+    def set_shaping(self, coef: float) -> None:
+        """The progress shaping's coefficient from the next step on (agents/shaping.py)."""
+        from agents.shaping import check_coef
+
+        self.shaping = check_coef(coef)
+
+    def _potential(self, index: np.ndarray) -> np.ndarray:
+        """phi of agents/shaping.py for the slots ``index`` (0 where the game is over)."""
+        from agents.shaping import progress_potential
+
+        n = self.rules.num_players
+        games = self.batch.games
+        phi = progress_potential(games["size"][index, :n], games["down"][index, :n],
+                                 self.seats[index])
+        return np.where(self.batch.done[index], 0.0, phi)
 
     # ------------------------------------------------------------------ opponents
 
@@ -201,6 +225,8 @@ class SoloBatch:
             self.episode_return[index] = 0.0
             self.episode_length[index] = 0
             self.episode_start[index] = time.time()
+            self.episode_shaping[index] = 0.0
+            self.potential[index] = self._potential(index)
             index = index[self.batch.done[index]]
         raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
 
@@ -290,6 +316,14 @@ class SoloBatch:
         terminated = (done & ~truncated) | illegal
         self.episode_return += rewards
         self.episode_length += 1
+        # The progress shaping (agents/shaping.py), added after the true return is recorded;
+        # the potential is followed even at coefficient 0, so set_shaping may turn it on.
+        phi = np.where(terminated | truncated, 0.0, self._potential(rows))
+        if self.shaping:
+            term = self.shaping * (phi - self.potential)
+            self.episode_shaping += term
+            rewards += term
+        self.potential = phi
         observations = self.observe()
         final = None
         finished = np.flatnonzero(terminated | truncated)
@@ -317,6 +351,8 @@ class SoloBatch:
                     "r": round(float(self.episode_return[g]), 6),
                     "l": int(self.episode_length[g]),
                     "t": round(now - self.episode_start[g], 6),
+                    **({"shaping": round(float(self.episode_shaping[g]), 6)}
+                       if self.shaping else {}),
                 },
                 "seat": seat,
                 "action_mask": masks[g],
@@ -366,13 +402,14 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
         seat: int | None = None,
         round_rewards: bool = False,
         seed: int | None = None,
+        shaping: float = 0.0,
         **options: Any,
     ) -> None:
         if _VecEnv is object:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, **options)
+        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
         self.rules = self.core.rules
         self.render_mode = None
         self.obs_version = OBS_VERSION
@@ -413,6 +450,10 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
     def set_opponents(self, opponents: Sequence[Any] | str) -> None:
         self.core.set_opponents(opponents)
 
+    def set_shaping(self, coef: float) -> None:
+        """The progress shaping's coefficient (agents/shaping.py), for the whole batch."""
+        self.core.set_shaping(coef)
+
     def close(self) -> None:
         pass
 
@@ -439,9 +480,13 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
                 raise ValueError("set_opponents applies to every env of the batch at once")
             self.core.set_opponents(*method_args, **method_kwargs)
             return [None] * len(index)
-        raise AttributeError(
-            f"TrashVecEnv has no per-env method {method_name!r} (action_masks, set_opponents)"
-        )
+        if method_name == "set_shaping":
+            if len(index) != self.num_envs:
+                raise ValueError("set_shaping applies to every env of the batch at once")
+            self.core.set_shaping(*method_args, **method_kwargs)
+            return [None] * len(index)
+        raise AttributeError(f"TrashVecEnv has no per-env method {method_name!r} "
+                             "(action_masks, set_opponents, set_shaping)")
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False] * len(self._indices(indices))
@@ -460,11 +505,14 @@ def make_vec_env(
     rules: Rules | dict | None = None,
     seed: int | None = None,
     round_rewards: bool = False,
+    shaping: float = 0.0,
 ) -> TrashVecEnv:
     """The batched ``VecEnv`` train.py uses when :func:`supports_opponents` allows it:
-    ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options."""
+    ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options;
+    ``shaping`` the progress shaping's coefficient (agents/shaping.py; 0: the true reward)."""
     options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
-    return TrashVecEnv(n_envs, opponents, round_rewards=round_rewards, seed=seed, **options)
+    return TrashVecEnv(n_envs, opponents, round_rewards=round_rewards, seed=seed,
+                       shaping=shaping, **options)
 
 
 class TrashVectorEnv(gym_vector.VectorEnv):
@@ -486,11 +534,12 @@ class TrashVectorEnv(gym_vector.VectorEnv):
         seat: int | None = None,
         round_rewards: bool = False,
         seed: int | None = None,
+        shaping: float = 0.0,
         **options: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, **options)
+        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
         self.rules = self.core.rules
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = _spaces(
@@ -535,6 +584,9 @@ class TrashVectorEnv(gym_vector.VectorEnv):
 
     def set_opponents(self, opponents: Sequence[Any] | str) -> None:
         self.core.set_opponents(opponents)
+
+    def set_shaping(self, coef: float) -> None:
+        self.core.set_shaping(coef)
 
     def _infos(self) -> dict:
         masks = self.core.action_masks()
