@@ -19,7 +19,13 @@ import pytest
 from helpers import Q, game, play
 from stable_baselines3.common.monitor import Monitor
 
-from agents.shaping import ProgressShaping, check_coef, game_potential, progress_potential
+from agents.shaping import (
+    ProgressShaping,
+    check_coef,
+    game_potential,
+    last_deal_end_potential,
+    progress_potential,
+)
 from trash_env.engine import DRAW_STOCK
 from trash_env.solo import TrashSoloEnv
 
@@ -48,9 +54,27 @@ def test_potential_of_three_players_uses_the_opponents_mean_and_each_layout_size
     assert progress_potential(sizes, down, np.array([1]))[0] == pytest.approx(0 - 0.75)
 
 
+def test_deal_end_potential_from_the_event_log() -> None:
+    # Layouts of 2. Player 0's forced first draw is a queen (discarded); player 1 draws an
+    # ace (slot 1 up, its queen discarded); player 0 draws an ace, lays it and the 2 under it
+    # and goes out: the deal ends with player 0 all up, player 1 half up.
+    g = game([[2, Q], [Q, None]], stock=[Q, 1, 1])
+    play(g, DRAW_STOCK)  # player 1
+    assert game_potential(g, 1) == pytest.approx(0.5)
+    play(g, DRAW_STOCK)  # player 0 goes out
+    assert g.deal_number == 1 and g.sizes == [1, 2] and not g.done
+    assert last_deal_end_potential(g, 0) == pytest.approx(1 - 0.5)
+    assert last_deal_end_potential(g, 1) == pytest.approx(0.5 - 1)
+    # In a one-deal game the finished deal is the last one in the log.
+    r = game([[2, Q], [Q, None]], stock=[Q, 1, 1], episode="round")
+    play(r, DRAW_STOCK, DRAW_STOCK)
+    assert r.done and last_deal_end_potential(r, 0) == pytest.approx(0.5)
+
+
 def _play_shaped(coef: float, episodes: int, **options) -> list[dict]:
     """Random legal learner moves in ProgressShaping(Monitor(TrashSoloEnv)); per episode the
-    shaping terms, the potentials read from the game and the rewards."""
+    shaping terms, the rewards, and per step the potential and deal-end potential read from
+    the game."""
     env = ProgressShaping(Monitor(TrashSoloEnv(opponents=["greedy"], round_rewards=True,
                                                **options)), coef)
     rng = np.random.default_rng(0)
@@ -58,45 +82,65 @@ def _play_shaped(coef: float, episodes: int, **options) -> list[dict]:
     solo = env.unwrapped
     out = []
     for _ in range(episodes):
-        phis = [game_potential(solo.game, solo.seat)]
-        deals = [solo.game.deal_number]
-        terms, rewards, true = [], [], []
+        deals = solo.game.deal_number
+        steps = []
         while True:
             action = int(rng.choice(np.flatnonzero(env.action_masks())))
             _, reward, terminated, truncated, info = env.step(action)
-            terms.append(info["shaping"])
-            rewards.append(reward)
-            true.append(reward - info["shaping"])
-            if terminated or truncated:
-                phis.append(0.0)
-                out.append({"phis": phis, "terms": terms, "rewards": rewards, "true": true,
-                            "deals": deals, "info": info})
+            ended = terminated or truncated
+            g = solo.game
+            steps.append({
+                "term": info["shaping"], "true": reward - info["shaping"],
+                "new_deal": g.deal_number != deals,
+                "end": last_deal_end_potential(g, solo.seat) if g.deal_number != deals else None,
+                "phi": 0.0 if ended else game_potential(g, solo.seat),
+            })
+            deals = g.deal_number
+            if ended:
+                out.append({"steps": steps, "info": info, "truncated": g.truncated})
                 env.reset()
                 break
-            phis.append(game_potential(solo.game, solo.seat))
-            deals.append(solo.game.deal_number)
     return out
 
 
-def test_wrapper_pays_the_change_of_potential_and_telescopes() -> None:
-    episodes = _play_shaped(0.5, 3, start_size=4)
+def test_wrapper_pays_progress_and_telescopes_within_each_deal() -> None:
+    coef = 0.5
+    episodes = _play_shaped(coef, 3, start_size=4)
     for ep in episodes:
-        phis, terms = ep["phis"], ep["terms"]
-        steps = zip(phis[:-1], phis[1:], strict=True)
-        assert terms == pytest.approx([0.5 * (b - a) for a, b in steps])
-        assert sum(terms) == pytest.approx(-0.5 * phis[0])  # the whole episode telescopes
-        assert ep["info"]["episode"]["shaping"] == pytest.approx(sum(terms), abs=1e-5)
+        steps = ep["steps"]
+        previous = 0.0  # an episode starts at the potential of a fresh deal
+        for step in steps:
+            if step["new_deal"]:
+                expected = coef * (step["end"] - previous + step["phi"])
+            else:
+                expected = coef * (step["phi"] - previous)
+            assert step["term"] == pytest.approx(expected)
+            previous = step["phi"]
+        # Over a whole game the terms sum to coef x each finished deal's progress at its end.
+        ends = [s["end"] for s in steps if s["new_deal"]]
+        assert not ep["truncated"] and len(ends) > 1
+        total = sum(s["term"] for s in steps)
+        assert total == pytest.approx(coef * sum(ends))
+        assert ep["info"]["episode"]["shaping"] == pytest.approx(total, abs=1e-5)
         # Monitor, below the shaping, records the true return: the per-deal and game results.
-        assert ep["info"]["episode"]["r"] == pytest.approx(sum(ep["true"]), abs=1e-5)
-        assert all(abs(t - round(t)) < 1e-9 for t in ep["true"])  # whole deal/game results
-        # Within each deal, from its first learner decision to the next deal's first one,
-        # the terms sum to the change of potential between those two decisions.
-        starts = [i for i, d in enumerate(ep["deals"]) if i == 0 or d != ep["deals"][i - 1]]
-        starts.append(len(phis) - 1)
-        for a, b in zip(starts[:-1], starts[1:], strict=True):
-            assert sum(terms[a:b]) == pytest.approx(0.5 * (phis[b] - phis[a]))
-    assert any(len(set(ep["deals"])) > 1 for ep in episodes)  # whole games: several deals
-    assert any(t > 0 for ep in episodes for t in ep["terms"])
+        true = [s["true"] for s in steps]
+        assert ep["info"]["episode"]["r"] == pytest.approx(sum(true), abs=1e-5)
+        assert all(abs(t - round(t)) < 1e-9 for t in true)
+        # Within a deal (from the step after one deal ended to the step that ends the next),
+        # the terms sum to coef x that deal's end.
+        cut = [0] + [i + 1 for i, s in enumerate(steps) if s["new_deal"]]
+        for k, (a, b) in enumerate(zip(cut[:-1], cut[1:], strict=True)):
+            opening = steps[a - 1]["phi"] if k else 0.0  # a deal's progress before our 1st step
+            assert sum(s["term"] for s in steps[a:b]) == pytest.approx(
+                coef * (steps[b - 1]["end"] - opening) + coef * steps[b - 1]["phi"])
+    assert any(s["term"] > 0 for ep in episodes for s in ep["steps"])
+
+
+def test_truncation_takes_back_the_unfinished_deal() -> None:
+    (ep,) = _play_shaped(1.0, 1, max_turns=12)
+    assert ep["truncated"]
+    ends = [s["end"] for s in ep["steps"] if s["new_deal"]]
+    assert sum(s["term"] for s in ep["steps"]) == pytest.approx(sum(ends))
 
 
 def test_shaping_is_off_by_default_and_checked() -> None:

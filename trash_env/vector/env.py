@@ -140,6 +140,7 @@ class SoloBatch:
         self.episode_start = np.zeros(num_envs)
         self.episode_shaping = np.zeros(num_envs)
         self.potential = np.zeros(num_envs)  # phi at each slot's last learner decision
+        self.deals_seen = np.zeros(num_envs, np.int64)  # deals finished at that decision
         self._all = np.arange(num_envs)
 
     def set_shaping(self, coef: float) -> None:
@@ -148,15 +149,24 @@ class SoloBatch:
 
         self.shaping = check_coef(coef)
 
-    def _potential(self, index: np.ndarray) -> np.ndarray:
-        """phi of agents/shaping.py for the slots ``index`` (0 where the game is over)."""
+    def _progress(self, ended: np.ndarray) -> np.ndarray:
+        """Every slot's progress (phi of agents/shaping.py) since its previous learner
+        decision, as ``ProgressShaping`` computes it; ``ended``: the episode is over."""
         from agents.shaping import progress_potential
 
         n = self.rules.num_players
         games = self.batch.games
-        phi = progress_potential(games["size"][index, :n], games["down"][index, :n],
-                                 self.seats[index])
-        return np.where(self.batch.done[index], 0.0, phi)
+        sizes, seats = games["size"][:, :n], self.seats
+        deals = games["deals"].astype(np.int64)
+        new_deal = deals != self.deals_seen
+        # The last finished deal's end: its sizes before the shrink and its face-down left.
+        at_end = progress_potential(sizes + games["shrunk"][:, :n], games["fdl"][:, :n], seats)
+        gained = np.where(new_deal, at_end - self.potential, 0.0)
+        before = np.where(new_deal, 0.0, self.potential)
+        now = np.where(ended, 0.0, progress_potential(sizes, games["down"][:, :n], seats))
+        self.potential = now
+        self.deals_seen = deals
+        return gained + now - before
 
     # ------------------------------------------------------------------ opponents
 
@@ -226,7 +236,8 @@ class SoloBatch:
             self.episode_length[index] = 0
             self.episode_start[index] = time.time()
             self.episode_shaping[index] = 0.0
-            self.potential[index] = self._potential(index)
+            self.potential[index] = 0.0
+            self.deals_seen[index] = self.batch.games["deals"][index]
             index = index[self.batch.done[index]]
         raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
 
@@ -317,13 +328,12 @@ class SoloBatch:
         self.episode_return += rewards
         self.episode_length += 1
         # The progress shaping (agents/shaping.py), added after the true return is recorded;
-        # the potential is followed even at coefficient 0, so set_shaping may turn it on.
-        phi = np.where(terminated | truncated, 0.0, self._potential(rows))
+        # the progress is followed even at coefficient 0, so set_shaping may turn it on.
+        progress = self._progress(terminated | truncated)
         if self.shaping:
-            term = self.shaping * (phi - self.potential)
+            term = self.shaping * progress
             self.episode_shaping += term
             rewards += term
-        self.potential = phi
         observations = self.observe()
         final = None
         finished = np.flatnonzero(terminated | truncated)
