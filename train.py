@@ -69,6 +69,7 @@ VEC_CHOICES = ("batched", "dummy", "subproc")
 # PPO updates are the same; the batched env pays off with many envs (docs/vector.md).
 PATH_DEFAULTS = {"batched": (64, 32), "dummy": (4, 512), "subproc": (4, 512)}
 DEFAULT_BATCH_SIZE = 256  # or the whole rollout when that is smaller
+GAE_LAMBDA = 0.95
 DEFAULT_SHAPING = 0.0
 DEFAULT_SHAPING_UNTIL = 0.5
 
@@ -748,7 +749,7 @@ class Run:
         return MaskablePPO(
             "MlpPolicy", self.venv, learning_rate=args.lr, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
-            gae_lambda=0.95, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
+            gae_lambda=GAE_LAMBDA, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
             policy_kwargs={"net_arch": args.net_arch}, tensorboard_log=tensorboard, verbose=0,
         )
 
