@@ -114,3 +114,21 @@ def test_the_link_check_catches_what_it_should(tmp_path):
     assert anchors(page) == {"title", "what-trainpy-does"}
     assert github_slug("Measured (2 cores, 19:59–20:06 UTC)") == "measured-2-cores-19592006-utc"
     assert mkdocs_slug("A — B") != github_slug("A — B")  # such headings are not linkable
+
+
+def test_the_site_nav_lists_every_page_and_the_api_pages_name_real_modules():
+    # mkdocs build --strict (.ci/run) checks this too; here it is checked without mkdocs.
+    config = (ROOT / "mkdocs.yml").read_text()
+    nav = config[config.index("\nnav:"):]
+    listed = re.findall(r"^\s*-\s+(?:[^:\n]+:\s+)?(\S+\.md)\s*$", nav, re.M)
+    pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+    assert sorted(listed) == pages
+    modules = []
+    for page in (DOCS / "api").glob("*.md"):
+        modules += re.findall(r"^:::\s+([\w.]+)\s*$", page.read_text(), re.M)
+    for module in modules:
+        path = ROOT / module.replace(".", "/")
+        assert path.with_suffix(".py").exists() or (path / "__init__.py").exists(), module
+    for module in ("trash_env.engine", "trash_env.env", "trash_env.solo", "trash_env.vector",
+                   "agents.base", "agents.evaluation"):
+        assert module in modules
