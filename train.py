@@ -1,32 +1,39 @@
 """Train a Trash agent with MaskablePPO against bots and frozen snapshots of itself.
 
-    python train.py                       # the default run: a few minutes on 2 cores
+    python train.py                       # the default run: from scratch, under 15 min on 2 cores
     python train.py --episode round --timesteps 3000000 --out runs/long/model.safetensors
-    python train.py --imitate none --lr 3e-4 --ent-coef 0.01   # pure RL from a random policy
+    python train.py --imitate greedy --lr 1e-4 --ent-coef 0.001 --shaping 0   # warm start
 
 Why it is built this way:
 
 - The learner plays :class:`trash_env.solo.TrashSoloEnv` (one seat; the opponents act inside
   ``step``) on ``--envs`` parallel envs: by default (``--vec batched``) all of them in one
-  :class:`trash_env.vector.TrashVecEnv`, the batched engine (64 envs x 32 steps per rollout),
-  or, when the pool holds agents the batch does not play (``search``, ``human``) or with
-  ``--vec dummy|subproc``, a DummyVecEnv/SubprocVecEnv of ``Monitor(TrashSoloEnv)`` (4 envs x
-  512 steps): the same 2,048-sample rollouts and PPO updates either way. Each opponent seat
+  :class:`trash_env.vector.TrashVecEnv`, the batched engine (256 envs x 16 steps per rollout,
+  minibatches of 1,024, 2 epochs: cheap updates, many steps), or, when the pool holds agents
+  the batch does not play (``search``, ``human``) or with ``--vec dummy|subproc``, a
+  DummyVecEnv/SubprocVecEnv of ``ProgressShaping(Monitor(TrashSoloEnv))`` (4 envs x 512
+  steps). Each opponent seat
   draws, per episode, one entry of the ``--opponents`` list; ``self`` stands for the
   self-play pool: the last ``--pool-size`` snapshots of the learner, saved after the PPO
   update at every ``--snapshot-every`` steps and pushed to every env (``set_opponents``),
   played by sampling from their masked policy.
 - MaskablePPO always sees the action mask, so every action is legal.
-- Warm start (``--imitate greedy``, the default): the reward is a +-1 result decided mostly by
-  the luck of the deal, so PPO from a random policy needs millions of steps to discover even
-  "take the discard when it fits". Fitting the actor to a bot's moves first (and the critic to
-  the results) starts PPO from the bot's level; PPO then optimises the unchanged zero-sum reward.
-- Rewards are the zero-sum result of the episode. In whole-game episodes (the default rules)
-  ``--round-rewards`` (on by default there) also pays every deal its zero-sum result, as the
-  AEC env's ``round_rewards`` does: the same game, with the outcome of each deal visible.
-- Every ``--eval-every`` steps the deterministic policy is evaluated against ``greedy`` on
-  duplicate deals (agents/evaluation.py); the figures go to the CSV log and the learning-curve
-  PNG. At the end it is evaluated against ``random`` and ``greedy`` and saved as a
+- From scratch by default: the reward is a +-1 result decided mostly by the luck of the deal,
+  so PPO from a random policy needs millions of steps to discover even "take the discard when
+  it fits". Two helps: throughput (the batched env with large rollouts and minibatches), and
+  an optional SHAPED reward (``--shaping``, on by default; agents/shaping.py): progress
+  through the deal (own face-up share minus the opponents' mean) paid at every step,
+  telescoping to each deal's end, annealed to 0 at ``--shaping-until`` of the run so the last
+  updates see the true reward alone. Warm start (``--imitate greedy``): fitting the actor to a
+  bot's moves first (and the critic to the results) starts PPO from the bot's level.
+- Rewards are the zero-sum result of the episode (plus the shaping while it lasts). In
+  whole-game episodes (the default rules) ``--round-rewards`` (on by default there) also pays
+  every deal its zero-sum result, as the AEC env's ``round_rewards`` does. The episode figures
+  logged are the true rewards; the shaping's sum is logged apart.
+- At step 0 and every ``--eval-every`` steps the deterministic policy is evaluated against
+  ``greedy`` and ``random`` on duplicate deals (agents/evaluation.py); the figures go to the
+  CSV log and the learning-curve PNG (win rates with 95% bands, training reward, steps/s). At
+  the end it is evaluated against ``random`` and ``greedy`` and saved as a
   ``.safetensors`` model (tensors only, the sidecar inside; agents/policy.py) with a readable
   ``.json`` copy of the sidecar (rules, network, observation version and size, timesteps, seed,
   evaluation figures). Every file is written atomically (temp file + rename): a killed run
