@@ -56,10 +56,9 @@ import numpy as np
 
 from agents.base import Agent, make_agent, parse_spec
 from trash_env.cli import atomic_write_bytes, atomic_write_text, safe_text
-from trash_env.engine import CALL_TRASH, Decision, Game
-from trash_env.observation import action_mask, encode_observation
+from trash_env.engine import Game
+from trash_env.match import Match
 from trash_env.rules import Rules
-from trash_env.view import PublicView
 
 SEATINGS = ("rotations", "permutations")
 BACKENDS = ("local", "ray")  # ray: agents/ray_backend.py (the deal chunks as Ray tasks)
@@ -165,25 +164,7 @@ def play_game(
         raise ValueError(f"play_game: {n} seats need {n} agents, got {len(agents)}")
     for p, agent in enumerate(agents):
         agent.reset(seed=None if agent_seeds is None else agent_seeds[p])
-    views = [PublicView(game, p) for p in range(n)]
-    call = Decision.CALL
-    while not game.done:
-        p = game.current
-        if game.decision is call:
-            game.step(CALL_TRASH)
-            continue
-        mask = action_mask(game, p)
-        agent = agents[p]
-        observation = encode_observation(game, p) if agent.uses_observation else None
-        action = int(agent.act(observation, mask, views[p]))
-        if not 0 <= action < len(mask) or not mask[action]:
-            spec = getattr(agents[p], "spec", agents[p].name)
-            raise ValueError(
-                f"agent {spec!r} at seat {p} chose illegal action {action} at a "
-                f"{game.decision.name} decision; legal: {np.flatnonzero(mask).tolist()}"
-            )
-        game.step(action)
-    return game
+    return Match(game, agents).play()
 
 
 class _Table:
