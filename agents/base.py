@@ -10,6 +10,7 @@ and skip encoding it, a third of an opponent's cost in the single-agent env.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -91,11 +92,13 @@ def _convert(spec: str, key: str, value: str, kind: type) -> object:
 
 
 MODEL_SUFFIX = ".safetensors"
+_PRETRAINED_NAME = re.compile(r"pretrained_[0-9]p")  # one shipped model: pretrained_3p
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build the agent a spec names: a registered bot (``greedy``, ``search:rollouts=200``) or
-    a trained model (a path ending in ``.safetensors``, or ``pretrained``). A ``.zip`` model is
+    a trained model (a path ending in ``.safetensors``, ``pretrained`` for the game's player
+    count, or ``pretrained_3p``). A ``.zip`` model is
     refused: loading one unpickles it, and a crafted file would run code."""
     if not isinstance(spec, str):
         raise ValueError(f"agent spec must be a string, got {type(spec).__name__}")
@@ -106,12 +109,13 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from agents.policy import zip_refusal
 
         raise ValueError(zip_refusal(name))
-    if lowered.endswith(MODEL_SUFFIX) or name == "pretrained":
+    if lowered.endswith(MODEL_SUFFIX) or name == "pretrained" or _PRETRAINED_NAME.fullmatch(name):
         from agents.policy import load_policy_agent
 
         return load_policy_agent(name, seed=seed, **raw)
     if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY) + ["pretrained", "PATH" + MODEL_SUFFIX])
+        known = ", ".join(sorted(_REGISTRY) + ["pretrained", "pretrained_Np",
+                                                "PATH" + MODEL_SUFFIX])
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {known}")
     factory, allowed = _REGISTRY[name]
     unknown = sorted(set(raw) - set(allowed))
