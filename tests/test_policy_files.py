@@ -112,7 +112,11 @@ def test_loading_needs_neither_torch_nor_stable_baselines3(tmp_path):
 # changed file or a changed NumPy forward pass fails here.
 PRETRAINED_PINS = {
     2: (60, 6545, "5e49c07f0fd22a303b08f9a7afd9e7bf58db76854162aead059f146eb5af4711",
-        "db2c716b50e00f55e3ca8d2f794115fcabb2a0199d05b41425045dc100dfcf98"),
+        "99ae95d28555a891c8d863ba670d2f807b88e88bec67c88179dcc9724613aff0"),
+    3: (10, 1134, "91a976d2cb92f2a09c7f0eaadfd4f45257dab907dd2c267bcbcdf20fdd268ce6",
+        "9f46fbe0c6e3d3c6c72072fa71729908dd4d2a06c677d24d6b7b84864c4bf7cc"),
+    4: (10, 1271, "109c8989d5ba71ff784d3417879afe2cd0758c5519d2f8c68ad554bab3e8cac1",
+        "72b2595f3c94e09dab7eb0b4edb284e032e370c2dfd999bab93749d813222ac3"),
 }
 
 
