@@ -557,7 +557,7 @@ def check_specs(specs: Sequence[str]) -> None:
     for spec in specs:
         if parse_spec(spec)[0] == "human":
             raise ValueError("agents: 'human' cannot sit in a tournament; use python -m "
-                             "trash_env.play to play against the bots")
+                             "agents.play to play against the bots")
         make_agent(spec, seed=0)
 
 

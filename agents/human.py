@@ -3,7 +3,7 @@
 :class:`HumanAgent` is an :class:`agents.base.Agent` like the bots, so a person can take a seat
 wherever a bot can (spec ``"human"``). It sees what the bots see, a
 :class:`trash_env.view.PublicView`, and draws the table from it alone: face-down cards are
-never shown, not even the player's own. ``python -m trash_env.play`` builds the terminal game
+never shown, not even the player's own. ``python -m agents.play`` builds the terminal game
 on it; there the human also answers the "Trash!" call, which the env answers for every agent.
 
 Keys: ``s`` draw from the stock, ``d`` take the discard top, ``1``..``10`` a slot, ``n``

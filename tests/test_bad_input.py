@@ -1,7 +1,7 @@
 """Bad input of every kind gets a clear error: the exception type, and a message that names the
 offending option or value and what is allowed. Env options (``trash_env.env``, ``Rules``,
 ``TrashSoloEnv``), actions (``raw_env``, ``env()``, ``TrashSoloEnv``), agent specs, the flags of
-``evaluate.py``, ``train.py`` and ``python -m trash_env.play``, and replay files. (Model files
+``evaluate.py``, ``train.py`` and ``python -m agents.play``, and replay files. (Model files
 and sidecars: ``tests/test_bad_input_models.py``.)"""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 
 import trash_env
 from agents.base import make_agent
+from agents.play import MAX_LOG_BYTES
+from agents.play import main as play_main
 from trash_env.env import InvalidActionError
-from trash_env.play import MAX_LOG_BYTES
-from trash_env.play import main as play_main
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
 

@@ -131,7 +131,7 @@ def _entry_points(tmp_path: Path, evil: str) -> dict:
 
     def play():
         return subprocess.run(
-            [sys.executable, "-m", "trash_env.play", "--opponents", evil, "--seed", "1"],
+            [sys.executable, "-m", "agents.play", "--opponents", evil, "--seed", "1"],
             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, cwd=ROOT,
         )
 

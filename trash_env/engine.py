@@ -303,7 +303,51 @@ class Game:
         return [((share if p in winners else 0.0) - 1.0) / (n - 1) for p in range(n)]
 
     def face_down_count(self, player: int) -> int:
+        """How many face-down cards ``player``'s layout holds (public)."""
         return self._down[player]
+
+    # Public reads of the engine's own lists and counters, for the adapters (observation
+    # encoders, the OpenSpiel game). They are the engine's live objects, not copies: the hot
+    # paths read them once per step; read them, never write them.
+
+    @property
+    def face_down(self) -> list[int]:
+        """Face-down cards per player (the engine's list: read, never write)."""
+        return self._down
+
+    @property
+    def hidden(self) -> list[int]:
+        """Per rank, the cards nobody can see (the engine's list: read, never write);
+        :meth:`hidden_counts` gives a copy."""
+        return self._hidden
+
+    @property
+    def stock_known(self) -> bool:
+        """Whether the stock's contents are public (it was rebuilt from the discard pile)."""
+        return self._stock_known
+
+    @property
+    def pending_claims(self) -> list[bool]:
+        """Per player, whether they missed the call and claim the round at their next turn
+        (the engine's list: read, never write)."""
+        return self._pending_claim
+
+    @property
+    def free_turns_left(self) -> int:
+        """Free turns the loser still has to complete the layout (``free_draws``), else 0."""
+        return self._free_left
+
+    def refusal(self, action: object) -> ValueError:
+        """The error for an action that is not legal now: it names the decision, the player
+        and the legal actions (``step`` raises it; adapters raise it for actions they refuse
+        before the engine sees them)."""
+        if self.done:
+            return ValueError(f"the game is over; no action is legal (got {action!r})")
+        names = ", ".join(f"{a} ({ACTION_NAMES[a]})" for a in self.legal_actions())
+        return ValueError(
+            f"illegal action {action!r} for {self.decision.name} decision of player "
+            f"{self._current}; legal actions: {names}"
+        )
 
     def hidden_counts(self) -> list[int]:
         """Per rank, how many cards nobody can see (face-down or in the stock). Public: it is
@@ -692,11 +736,4 @@ class Game:
         )
 
     def _refuse(self, action: object) -> None:
-        legal = self.legal_actions()
-        if self.done:
-            raise ValueError(f"the game is over; no action is legal (got {action!r})")
-        names = ", ".join(f"{a} ({ACTION_NAMES[a]})" for a in legal)
-        raise ValueError(
-            f"illegal action {action!r} for {self.decision.name} decision of player "
-            f"{self._current}; legal actions: {names}"
-        )
+        raise self.refusal(action)

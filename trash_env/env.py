@@ -349,7 +349,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         game = self.game
         if type(action) is not int:
             if isinstance(action, bool) or not isinstance(action, np.integer):
-                game._refuse(action)  # the engine's message names the legal actions
+                raise game.refusal(action)  # the engine's message names the legal actions
             action = int(action)
         mark = len(game.events)
         game.step(action)  # raises ValueError naming the legal actions if illegal

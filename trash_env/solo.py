@@ -3,8 +3,9 @@
 
 Why it exists: single-agent RL libraries (stable-baselines3, sb3-contrib's MaskablePPO) train one
 policy on a ``gymnasium.Env``. This env plays the engine directly (no PettingZoo layer) and asks
-the opponents, which are :class:`agents.base.Agent` objects built from spec strings (``random``,
-``greedy``, a model's ``.safetensors``, ...), for their moves between the learner's decisions.
+the opponents, :class:`trash_env.agent.Agent` objects (given, or built from spec strings such as
+``random``, ``greedy``, a model's ``.safetensors`` by :func:`trash_env.agent.make_agent`), for
+their moves between the learner's decisions.
 
 - Observation: ``Box(0, 1, (observation_size(n),), float32)``, the learner's
   :func:`trash_env.observation.encode_observation` (public information only, seats ordered from
@@ -35,12 +36,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from trash_env.agent import Agent, make_agent
 from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Game
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation, observation_size
 from trash_env.rules import Rules
 from trash_env.view import PublicView
 
-OpponentEntry = Any  # a spec string, or an agents.base.Agent instance
+OpponentEntry = Any  # a spec string, or a trash_env.agent.Agent instance
 MAX_REDEALS = 1000
 ILLEGAL = ("lose", "raise")
 ILLEGAL_REWARD = -1.0
@@ -64,9 +66,9 @@ class TrashSoloEnv(gym.Env):
     """One learner seat of Trash against a table of opponents.
 
     Args:
-        opponents: the opponent pool: spec strings (see :func:`agents.base.make_agent`) and/or
-            ready :class:`agents.base.Agent` objects. Each opponent seat draws one entry per
-            episode, uniformly (repeat an entry to weight it). Default ``("random",)``.
+        opponents: the opponent pool: spec strings (see :func:`trash_env.agent.make_agent`)
+            and/or ready :class:`trash_env.agent.Agent` objects. Each opponent seat draws one
+            entry per episode, uniformly (repeat an entry to weight it). Default ``("random",)``.
         seat: the learner's seat, or ``None`` to draw it per episode.
         round_rewards: also pay every finished deal (see the module docstring).
         illegal: what an illegal action does: ``"lose"`` ends the episode with reward -1 (the
@@ -127,8 +129,6 @@ class TrashSoloEnv(gym.Env):
         pool = list(opponents)
         if not pool:
             raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
-        from agents.base import Agent
-
         for entry in pool:
             if not isinstance(entry, (str, Agent)):
                 raise ValueError(
@@ -148,8 +148,6 @@ class TrashSoloEnv(gym.Env):
         key = (entry, seat)
         agent = self._agent_cache.get(key)
         if agent is None:
-            from agents.base import make_agent
-
             # Seed 0: every episode's reset() reseeds it from the env's generator anyway, and
             # building it must not draw from that generator (the deals would depend on it).
             agent = self._agent_cache[key] = make_agent(entry, seed=0)

@@ -1,4 +1,4 @@
-"""Play Trash against the bots in a terminal: ``python -m trash_env.play --opponents greedy``.
+"""Play Trash against the bots in a terminal: ``python -m agents.play --opponents greedy``.
 
 The person sits at one seat (``--seat``, counted from 1), bots at the others; every rules
 option is a flag (``--wilds kings``, ``--episode round``, ``--call-trash``, ...). The engine is
@@ -51,7 +51,7 @@ EXIT_OK, EXIT_USAGE, EXIT_INTERRUPT = 0, 2, 130
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m trash_env.play",
+        prog="python -m agents.play",
         description="Play Trash (Garbage) in the terminal against bots.",
         epilog="Keys during the game: s stock, d discard, 1-10 slot, n decline a swap, "
         "trash call Trash!, t table, h help, q quit. Exit codes: 0 done or quit, "
@@ -292,7 +292,7 @@ def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
         out.write(f"Could not write the game log to {shown}: {error.strerror or error}\n")
         return None
     shown = printable(str(path))
-    out.write(f"Game log written to {shown} (replay: python -m trash_env.play --replay {shown})\n")
+    out.write(f"Game log written to {shown} (replay: python -m agents.play --replay {shown})\n")
     return path
 
 
