@@ -193,6 +193,9 @@ def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there():
                        r", 3 \(pretrained_3p\), 4 \(pretrained_4p\)"):
         play(make_agent("pretrained"), Rules(num_players=5), episodes=1)
     with pytest.raises(ValueError, match="no pretrained model for 6 players"):
+        load_policy_agent("pretrained_6p")
+    with pytest.raises(ValueError, match="known agents: .*pretrained_2p, pretrained_3p, "
+                       "pretrained_4p"):
         make_agent("pretrained_6p")
     with pytest.raises(ValueError, match="no pretrained model for 5 players"):
         load_policy_agent("pretrained", num_players=5)

@@ -10,7 +10,6 @@ import json
 import pytest
 
 import evaluate as cli
-from agents.base import register_agent
 from agents.evaluation import evaluate
 from agents.heuristics import GreedyAgent
 from agents.sizes import agent_figures, evaluate_sizes, settings
@@ -28,7 +27,12 @@ class SpyAgent(GreedyAgent):
         return super().act(observation, action_mask, view)
 
 
-register_agent("spy_sizes", SpyAgent)
+@pytest.fixture(autouse=True)
+def spy_registered(monkeypatch):
+    """``spy_sizes`` is a spec during these tests only (the registry is global)."""
+    import trash_env.agent
+
+    monkeypatch.setitem(trash_env.agent._FACTORIES, "spy_sizes", (SpyAgent, {}))
 
 
 def test_the_rows_are_the_whole_game_then_each_start_size():
