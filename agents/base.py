@@ -1,43 +1,39 @@
-"""The agent interface and the spec strings that name agents.
+"""The agent interface and the spec strings that name agents, for users of the ``agents`` package.
 
-An agent sees what a seat may see: its observation vector and action mask, and a
+The interface and the spec registry live in :mod:`trash_env.agent` (trash_env seats agents but
+never imports this package); this module re-exports them and registers the agents it defines:
+``random`` and the trained-model loaders (``pretrained`` for the game's player count,
+``pretrained_3p`` and the other shipped models by name, ``PATH.safetensors``; a ``.zip`` is
+refused). An agent sees what a seat may see: its observation vector and action mask, and a
 :class:`trash_env.view.PublicView` of the game (public information and determinisations
 only). ``act`` returns one of the legal actions of the env's ``Discrete(13)`` space.
 Agents that decide from the view and mask alone set ``uses_observation = False``: the tables
-that seat them (the evaluation, the single-agent env) then pass ``None`` for the observation
-and skip encoding it, a third of an opponent's cost in the single-agent env.
+that seat them then pass ``None`` for the observation and skip encoding it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from trash_env.agent import (
+    Agent,
+    known_agents,
+    make_agent,
+    parse_spec,
+    register_agent,
+    register_agent_loader,
+)
 from trash_env.view import PublicView
 
+__all__ = [
+    "Agent", "RandomAgent", "known_agents", "make_agent", "parse_spec", "register_agent",
+    "register_agent_loader", "MODEL_SUFFIX",
+]
 
-class Agent:
-    """Base class: override :meth:`act`. ``seed`` feeds the agent's own random generator."""
-
-    name = "agent"
-    uses_observation = True  # False: act() gets None for the observation (see the module doc)
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Called at the start of every episode; reseeds when given a seed."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def act(
-        self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView
-    ) -> int:
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
+MODEL_SUFFIX = ".safetensors"
 
 
 class RandomAgent(Agent):
@@ -45,95 +41,30 @@ class RandomAgent(Agent):
 
     name = "random"
     uses_observation = False
+    batch_kernel = "random"  # trash_env.vector plays exactly this class compiled
 
     def act(self, observation: object, action_mask: np.ndarray, view: PublicView) -> int:
         legal = np.flatnonzero(action_mask)
         return int(legal[self.rng.integers(len(legal))])
 
 
-_REGISTRY: dict[str, tuple[Callable[..., Agent], dict[str, type]]] = {}
+def _load_model(name: str, seed: int | None, raw: dict[str, Any]) -> Agent:
+    from agents.policy import load_policy_agent
+
+    return load_policy_agent(name, seed=seed, **raw)
 
 
-def register_agent(name: str, factory: Callable[..., Agent], **options: type) -> None:
-    """Make ``factory`` selectable as spec ``name``; ``options`` maps each spec option to the
-    type its text is converted to (int, float, str or bool)."""
-    _REGISTRY[name] = (factory, options)
+def _refuse_zip(name: str, seed: int | None, raw: dict[str, Any]) -> Agent:
+    """A ``.zip`` model is refused: loading one unpickles it, and a crafted file would run code."""
+    from agents.policy import zip_refusal
+
+    raise ValueError(zip_refusal(name))
 
 
 register_agent("random", RandomAgent)
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """Split ``"name:key=value,key=value"`` into the name and its raw options."""
-    name, _, rest = spec.partition(":")
-    options: dict[str, str] = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"agent spec {spec!r}: option {item!r} must look like key=value")
-        options[key.strip()] = value.strip()
-    return name.strip(), options
-
-
-def _convert(spec: str, key: str, value: str, kind: type) -> object:
-    if kind is bool:
-        if value.lower() in ("1", "true", "yes", "on"):
-            return True
-        if value.lower() in ("0", "false", "no", "off"):
-            return False
-        raise ValueError(f"agent spec {spec!r}: option {key} must be true or false, got {value!r}")
-    try:
-        return kind(value)
-    except ValueError:
-        raise ValueError(
-            f"agent spec {spec!r}: option {key} must be {kind.__name__}, got {value!r}"
-        ) from None
-
-
-MODEL_SUFFIX = ".safetensors"
-
-
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """Build the agent a spec names: a registered bot (``greedy``, ``search:rollouts=200``) or
-    a trained model (a path ending in ``.safetensors``, or ``pretrained``). A ``.zip`` model is
-    refused: loading one unpickles it, and a crafted file would run code."""
-    if not isinstance(spec, str):
-        raise ValueError(f"agent spec must be a string, got {type(spec).__name__}")
-    _load_builtin_agents()
-    name, raw = parse_spec(spec)
-    lowered = name.lower()
-    if lowered.endswith(".zip"):
-        from agents.policy import zip_refusal
-
-        raise ValueError(zip_refusal(name))
-    if lowered.endswith(MODEL_SUFFIX) or name == "pretrained":
-        from agents.policy import load_policy_agent
-
-        return load_policy_agent(name, seed=seed, **raw)
-    if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY) + ["pretrained", "PATH" + MODEL_SUFFIX])
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {known}")
-    factory, allowed = _REGISTRY[name]
-    unknown = sorted(set(raw) - set(allowed))
-    if unknown:
-        allowed_text = ", ".join(sorted(allowed)) or "none"
-        raise ValueError(
-            f"agent spec {spec!r}: unknown option(s) {', '.join(unknown)}; "
-            f"options of {name}: {allowed_text}"
-        )
-    options = {key: _convert(spec, key, value, allowed[key]) for key, value in raw.items()}
-    agent = factory(seed=seed, **options)
-    agent.spec = spec
-    return agent
-
-
-def _load_builtin_agents() -> None:
-    """Import the bot modules so that they register themselves (kept lazy and cheap)."""
-    import importlib
-
-    for module in ("agents.heuristics", "agents.search", "agents.human"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as error:
-            if error.name != module:
-                raise
+register_agent_loader(".zip", _refuse_zip, listed=False)
+register_agent_loader(MODEL_SUFFIX, _load_model)
+register_agent_loader("pretrained", _load_model)  # the model for the game's player count
+_MODELS = Path(__file__).resolve().parent / "models"
+for _model in sorted(_MODELS.glob("pretrained_*p.safetensors")):
+    register_agent_loader(_model.stem, _load_model)  # pretrained_3p: one shipped model by name

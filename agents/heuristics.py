@@ -70,6 +70,7 @@ class GreedyAgent(Agent):
 
     name = "greedy"
     uses_observation = False
+    batch_kernel = "greedy"  # trash_env.vector plays exactly this class compiled
 
     def act(self, observation: object, action_mask: object, view: PublicView) -> int:
         decision = view.decision
@@ -94,6 +95,7 @@ class CountingAgent(GreedyAgent):
     the highest slot. ``discard_weight`` scores copies buried in the discard pile."""
 
     name = "counting"
+    batch_kernel = "counting"  # compiled in trash_env.vector, with discard_weight
 
     def __init__(self, seed: int | None = None, discard_weight: float = 0.5) -> None:
         super().__init__(seed)

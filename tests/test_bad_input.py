@@ -1,7 +1,7 @@
 """Bad input of every kind gets a clear error: the exception type, and a message that names the
 offending option or value and what is allowed. Env options (``trash_env.env``, ``Rules``,
 ``TrashSoloEnv``), actions (``raw_env``, ``env()``, ``TrashSoloEnv``), agent specs, the flags of
-``evaluate.py``, ``train.py`` and ``python -m trash_env.play``, and replay files. (Model files
+``evaluate.py``, ``train.py`` and ``python -m agents.play``, and replay files. (Model files
 and sidecars: ``tests/test_bad_input_models.py``.)"""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 
 import trash_env
 from agents.base import make_agent
+from agents.play import MAX_LOG_BYTES
+from agents.play import main as play_main
 from trash_env.env import InvalidActionError
-from trash_env.play import MAX_LOG_BYTES
-from trash_env.play import main as play_main
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
 
@@ -216,13 +216,13 @@ def test_bad_play_flags_exit_2_naming_the_flag(argv, message, capsys):
 
 
 def _evaluate(argv: list[str], monkeypatch) -> int:
-    import agents.evaluation
+    import agents.tournament
     import evaluate
 
     def no_games(*args, **kwargs):
         raise AssertionError("a game was played before the flags were checked")
 
-    monkeypatch.setattr(agents.evaluation, "_play_deals", no_games)
+    monkeypatch.setattr(agents.tournament, "_play_deals", no_games)
     try:
         return evaluate.main([*argv, "--no-progress", "--quiet"])
     except SystemExit as stop:  # argparse's own errors

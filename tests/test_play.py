@@ -1,4 +1,4 @@
-"""The terminal game (``python -m trash_env.play``) and the human seat, driven through stdin.
+"""The terminal game (``python -m agents.play``) and the human seat, driven through stdin.
 
 Games are short (small layouts, one deal where that is enough) and seeded, so every test
 runs in well under a second, except the pseudo-terminal ones, which start a Python process.
@@ -20,6 +20,7 @@ from helpers import A, J, K, Q, game
 from agents import make_agent
 from agents.base import RandomAgent
 from agents.human import HumanAgent, HumanQuit, describe, draw_table, parse_choice, seat_names
+from agents.play import Table, main, read_log
 from trash_env.engine import (
     ABSENT,
     CALL_TRASH,
@@ -33,7 +34,6 @@ from trash_env.engine import (
     Event,
     Game,
 )
-from trash_env.play import Table, main, read_log
 from trash_env.rules import Rules
 from trash_env.view import PublicView
 
@@ -233,7 +233,7 @@ def test_three_players_rules_flags_reach_the_engine_and_placings_are_shown(tmp_p
 
 
 def test_every_rules_option_has_a_flag():
-    from trash_env.play import build_parser
+    from agents.play import build_parser
 
     helps = {action.dest: action.help for action in build_parser()._actions}
     for name in Rules.option_names():
@@ -402,7 +402,7 @@ def test_replay_prints_the_logged_events_deal_by_deal(tmp_path):
 
 
 def test_replay_pauses_between_deals_when_asked(tmp_path):
-    from trash_env.play import replay
+    from agents.play import replay
 
     log_path = tmp_path / "game.json"
     play_scripted(["--seed", "7", "--log", str(log_path), *SHORT])
@@ -484,7 +484,7 @@ def _spawn(args: list[str]) -> tuple[int, int]:
     pid, fd = pty.fork()
     if pid == 0:  # the child: the pseudo-terminal is its controlling terminal
         try:
-            os.execv(sys.executable, [sys.executable, "-m", "trash_env.play", *args])
+            os.execv(sys.executable, [sys.executable, "-m", "agents.play", *args])
         finally:
             os._exit(127)
     return pid, fd
@@ -550,7 +550,7 @@ def test_human_agent_seated_in_the_pettingzoo_env_as_the_docs_show():
 def test_deal_pictures_rebuilt_from_events_match_the_engine(options):
     import numpy as np
 
-    from trash_env.play import DealTracker
+    from agents.play import DealTracker
 
     rng = np.random.default_rng(0)
     for seed in range(3):
@@ -731,7 +731,7 @@ def test_control_characters_in_names_and_specs_never_reach_the_terminal_raw(tmp_
 def test_a_crash_during_the_game_still_writes_the_log(tmp_path, monkeypatch):
     """Should anything fail mid-game (as describe_event once did on big reshuffles), the log
     of the game so far is written before the error propagates, for the bug report."""
-    import trash_env.play as play
+    import agents.play as play
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -744,7 +744,7 @@ def test_a_crash_during_the_game_still_writes_the_log(tmp_path, monkeypatch):
 
 
 def test_bot_label_names_a_model_by_its_stem_and_escapes_control_characters():
-    from trash_env.play import _bot_label
+    from agents.play import _bot_label
 
     assert _bot_label("runs/x/model.safetensors") == "model"
     assert _bot_label("runs/x/ev\x1b[2Jil.safetensors") == "ev\\x1b[2Jil"

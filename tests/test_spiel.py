@@ -191,7 +191,7 @@ def test_no_tensor_or_string_depends_on_hidden_cards(params: dict, reshuffles: b
     game = load(**params)
     states = reached_states(params, range(2), steps=7)
     if reshuffles:
-        assert any(s.engine._stock_known for s in states), "no state after a reshuffle"
+        assert any(s.engine.stock_known for s in states), "no state after a reshuffle"
     changed = 0
     for i, state in enumerate(states):
         other = state.clone()
@@ -239,8 +239,8 @@ def test_tensors_are_the_engine_observation_plus_public_counts() -> None:
             discard = extra[:14] * 4  # one deck: 4 of each rank (no jokers)
             assert np.allclose(discard, np.bincount(engine.discard, minlength=14))
             stock_known = extra[28]
-            assert stock_known == float(engine._stock_known)
-            if engine._stock_known:
+            assert stock_known == float(engine.stock_known)
+            if engine.stock_known:
                 assert np.allclose(extra[29:43] * 4, np.bincount(engine.stock, minlength=14))
             else:
                 assert not extra[29:43].any()
@@ -267,7 +267,7 @@ def test_information_state_tensor_shows_pending_claims_and_free_turns() -> None:
         state = dealt(game, seed)
         rng = np.random.default_rng(seed)
         while not state.is_terminal():
-            pending = state.engine._pending_claim
+            pending = state.engine.pending_claims
             for p in range(3):
                 expected = [float(pending[(p + k) % 3]) for k in range(3)]
                 assert extras(state, p)["claim_pending"].tolist() == expected
@@ -281,7 +281,7 @@ def test_information_state_tensor_shows_pending_claims_and_free_turns() -> None:
         rng = np.random.default_rng(seed)
         while not state.is_terminal():
             left = extras(state, 0)["free_turns_left"][0]
-            assert left == state.engine._free_left / 3
+            assert left == state.engine.free_turns_left / 3
             free.add(round(float(left) * 3))
             random_walk(state, rng, 1)
     assert {1, 2, 3} <= free

@@ -56,8 +56,8 @@ def reference_state(game: Game) -> tuple:
     bits = game.rng.bit_generator.state
     inner = bits["state"]
     return (
-        game.layout, game.state, game.sizes, game.rounds_won, game._down, game._hidden,
-        game.stock, game.discard, game.held, game._current, int(game.decision), game.turns,
+        game.layout, game.state, game.sizes, game.rounds_won, game.face_down, game.hidden,
+        game.stock, game.discard, game.held, game.current, int(game.decision), game.turns,
         game.deal_number, game.done, game.truncated,
         [inner["state"] >> 64, inner["state"] & MASK64, inner["inc"] >> 64,
          inner["inc"] & MASK64, bits["has_uint32"], bits["uinteger"]],

@@ -235,5 +235,5 @@ def test_reset_with_a_seed_replays_the_same_episodes() -> None:
 
 
 def test_a_policy_for_another_table_size_is_refused() -> None:
-    with pytest.raises(ValueError, match="trained for observations of size"):
-        TrashVecEnv(2, ["pretrained"], num_players=3)
+    with pytest.raises(ValueError, match="trained for 2 players, but this game has 3"):
+        TrashVecEnv(2, ["pretrained_2p"], num_players=3)

@@ -1,4 +1,4 @@
-"""Command-line pieces shared by ``evaluate.py``, ``train.py`` and ``python -m trash_env.play``:
+"""Command-line pieces shared by ``evaluate.py``, ``train.py`` and ``python -m agents.play``:
 one flag per rules option, so every program accepts the same ``--wilds kings`` spelling."""
 
 from __future__ import annotations

@@ -141,10 +141,10 @@ def encode_observation(game: Game, observer: int, out: np.ndarray | None = None)
     Hot path (once per env step): the feature groups' float32 bytes are looked up in the
     tables above, in the order of the layout, and joined; numpy wraps the result once."""
     wild, visible, fraction = _rules_tables(game)
-    acting = -1 if game.done else game._current
+    acting = -1 if game.done else game.current
     # Game's own lists, read directly on this hot path (face_down_count() and hidden_counts()
     # give the same public counts through a call and a copy).
-    states, sizes, won, down = game.state, game.sizes, game.rounds_won, game._down
+    states, sizes, won, down = game.state, game.sizes, game.rounds_won, game.face_down
     parts: list[bytes] = []
     for p in _SEAT_ORDER[game.num_players][observer]:
         parts += map(_slot_bytes, states[p])
@@ -153,7 +153,7 @@ def encode_observation(game: Game, observer: int, out: np.ndarray | None = None)
     held = game.held
     parts.append(_RANK[discard[-1] if discard else NUM_RANKS])
     parts.append(_RANK[held if held >= 0 else NUM_RANKS])
-    parts += map(getitem, visible, game._hidden)
+    parts += map(getitem, visible, game.hidden)
     parts.append(wild)
     parts.append(_DECISION[game.decision])
     parts.append(fraction[len(game.stock)])

@@ -3,8 +3,9 @@
 
 Why it exists: single-agent RL libraries (stable-baselines3, sb3-contrib's MaskablePPO) train one
 policy on a ``gymnasium.Env``. This env plays the engine directly (no PettingZoo layer) and asks
-the opponents, which are :class:`agents.base.Agent` objects built from spec strings (``random``,
-``greedy``, a model's ``.safetensors``, ...), for their moves between the learner's decisions.
+the opponents, :class:`trash_env.agent.Agent` objects (given, or built from spec strings such as
+``random``, ``greedy``, a model's ``.safetensors`` by :func:`trash_env.agent.make_agent`), for
+their moves between the learner's decisions.
 
 - Observation: ``Box(0, 1, (observation_size(n),), float32)``, the learner's
   :func:`trash_env.observation.encode_observation` (public information only, seats ordered from
@@ -35,16 +36,16 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Game
+from trash_env.agent import Agent, make_agent
+from trash_env.engine import NUM_ACTIONS, Game
+from trash_env.match import Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation, observation_size
 from trash_env.rules import Rules
-from trash_env.view import PublicView
 
-OpponentEntry = Any  # a spec string, or an agents.base.Agent instance
+OpponentEntry = Any  # a spec string, or a trash_env.agent.Agent instance
 MAX_REDEALS = 1000
 ILLEGAL = ("lose", "raise")
 ILLEGAL_REWARD = -1.0
-_CALL = Decision.CALL  # a module constant: enum-class attribute reads are slow
 
 
 def solo_rules(seat: object, round_rewards: object, options: dict[str, Any]) -> Rules:
@@ -64,9 +65,9 @@ class TrashSoloEnv(gym.Env):
     """One learner seat of Trash against a table of opponents.
 
     Args:
-        opponents: the opponent pool: spec strings (see :func:`agents.base.make_agent`) and/or
-            ready :class:`agents.base.Agent` objects. Each opponent seat draws one entry per
-            episode, uniformly (repeat an entry to weight it). Default ``("random",)``.
+        opponents: the opponent pool: spec strings (see :func:`trash_env.agent.make_agent`)
+            and/or ready :class:`trash_env.agent.Agent` objects. Each opponent seat draws one
+            entry per episode, uniformly (repeat an entry to weight it). Default ``("random",)``.
         seat: the learner's seat, or ``None`` to draw it per episode.
         round_rewards: also pay every finished deal (see the module docstring).
         illegal: what an illegal action does: ``"lose"`` ends the episode with reward -1 (the
@@ -114,6 +115,7 @@ class TrashSoloEnv(gym.Env):
         self.deal_seed = 0
         self.table: list[Any] = []  # the agent of every seat this episode (None: the learner)
         self._deals_paid = 0
+        self._match: Match | None = None
         self._last_events = 0
 
     # ------------------------------------------------------------------ opponents
@@ -127,8 +129,6 @@ class TrashSoloEnv(gym.Env):
         pool = list(opponents)
         if not pool:
             raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
-        from agents.base import Agent
-
         for entry in pool:
             if not isinstance(entry, (str, Agent)):
                 raise ValueError(
@@ -148,8 +148,6 @@ class TrashSoloEnv(gym.Env):
         key = (entry, seat)
         agent = self._agent_cache.get(key)
         if agent is None:
-            from agents.base import make_agent
-
             # Seed 0: every episode's reset() reseeds it from the env's generator anyway, and
             # building it must not draw from that generator (the deals would depend on it).
             agent = self._agent_cache[key] = make_agent(entry, seed=0)
@@ -190,6 +188,7 @@ class TrashSoloEnv(gym.Env):
                     agent.reset(int(rng.integers(2**63)))
             self.deal_seed = int(rng.integers(2**63))  # the Game's seed: duplicate deals
             self.game = Game(self.rules, seed=self.deal_seed)
+            self._match = None
             self._deals_paid = 0
             self._last_events = 0
             self._illegal = False
@@ -269,23 +268,14 @@ class TrashSoloEnv(gym.Env):
     def _advance(self) -> float:
         """Answer calls and play the opponents until the learner decides or the game ends;
         return the deal rewards paid meanwhile (``round_rewards`` only)."""
-        game, seat, table = self.game, self.seat, self.table
-        reward = 0.0
-        while True:
-            while game.decision is _CALL:
-                game.step(CALL_TRASH)
-            if self.round_rewards:
-                results = game.round_results
-                while self._deals_paid < len(results):
-                    reward += game.shares_to_returns(results[self._deals_paid])[seat]
-                    self._deals_paid += 1
-            if game.done or game.current == seat:
-                return reward
-            p = game.current
-            agent = table[p]
-            observation = encode_observation(game, p) if agent.uses_observation else None
-            move = agent.act(observation, action_mask(game, p), PublicView(game, p))
-            game.step(int(move))
+        match = getattr(self, "_match", None)
+        if match is None or match.game is not self.game or match.agents != self.table:
+            # A new episode (or a table set by hand, or an env unpickled from a version
+            # without the match): seat the table; deals already paid stay paid.
+            match = self._match = Match(self.game, self.table, round_rewards=self.round_rewards)
+            match.deals_paid = getattr(self, "_deals_paid", 0)
+        paid = match.advance()
+        return 0.0 if paid is None else paid[self.seat]
 
     def _observe(self) -> np.ndarray:
         return encode_observation(self.game, self.seat)
@@ -294,16 +284,15 @@ class TrashSoloEnv(gym.Env):
         """The same keys, types and shapes on every step (batching libraries such as Tianshou
         stack infos): before the end ``placing`` is 0 and the winner mask all zero."""
         game, seat = self.game, self.seat
-        winners = np.zeros(self.rules.num_players, np.int8)
-        if game.done:
-            winners[list(game.winners)] = 1
+        result = final_info(game, seat)
+        winners = result["winners"]
         return {
             "seat": seat,
             "action_mask": action_mask(game, seat),
             "illegal_action": self._illegal,
             "winners": winners,
             "won": bool(winners[seat]),
-            "placing": 0 if game.placings is None else int(game.placings[seat]),
-            "rounds_won": int(game.rounds_won[seat]),
-            "truncated": bool(game.truncated),
+            "placing": result["placing"],
+            "rounds_won": result["rounds_won"],
+            "truncated": result["truncated"],
         }

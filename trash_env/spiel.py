@@ -442,16 +442,16 @@ class TrashObserver:
             if engine.state[p][s] not in (DOWN, ABSENT)
         ]
         self.dict["face_up_per_rank"][:] = _rank_counts(face_up) / totals
-        if engine._stock_known:
+        if engine.stock_known:
             self.dict["stock_known"][0] = 1.0
             self.dict["stock_per_rank"][:] = _rank_counts(engine.stock) / totals
         self.dict["turn_progress"][0] = engine.turns / self._rules.max_turns
         if self._rules.max_deals is not None:
             self.dict["deal_progress"][0] = engine.deal_number / self._rules.max_deals
         n = engine.num_players
-        pending = engine._pending_claim
+        pending = engine.pending_claims
         self.dict["claim_pending"][:] = [pending[(player + k) % n] for k in range(n)]
-        self.dict["free_turns_left"][0] = engine._free_left / max(FREE_DRAWS)
+        self.dict["free_turns_left"][0] = engine.free_turns_left / max(FREE_DRAWS)
 
     def string_from(self, state: TrashState, player: int) -> str:
         """The public history (perfect recall) or the public table, as ``player`` sees it."""

@@ -33,6 +33,7 @@ import gymnasium.vector as gym_vector
 import numpy as np
 from gymnasium import spaces
 
+from trash_env.agent import Agent, make_agent
 from trash_env.engine import NUM_ACTIONS
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
@@ -70,16 +71,16 @@ class _Policy:
 
 
 def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
-    """(kind, counting weight, policy) of one opponent pool entry."""
-    from agents.base import Agent, RandomAgent, make_agent
-    from agents.heuristics import CountingAgent, GreedyAgent
-
+    """(kind, counting weight, policy) of one opponent pool entry. A bot runs compiled when its
+    class declares ``batch_kernel`` in its own body (``agents``' random, greedy and counting):
+    a subclass may play differently, so it does not inherit the claim."""
     agent = make_agent(entry, seed=0) if isinstance(entry, str) else entry
-    if type(agent) is RandomAgent:
+    kernel = type(agent).__dict__.get("batch_kernel")
+    if kernel == "random":
         return K.BOT_RANDOM, 0.0, None
-    if type(agent) is GreedyAgent:
+    if kernel == "greedy":
         return K.BOT_GREEDY, 0.0, None
-    if type(agent) is CountingAgent:
+    if kernel == "counting":
         return K.BOT_COUNTING, float(agent.discard_weight), None
     if hasattr(agent, "layers") and hasattr(agent, "forward"):
         return K.BOT_POLICY, 0.0, _Policy(agent, str(getattr(agent, "name", "policy")))
@@ -144,6 +145,9 @@ class SoloBatch:
         classified = [_classify(entry) for entry in pool]
         size = observation_size(self.rules.num_players)
         for entry, (_, _, policy) in zip(pool, classified, strict=True):
+            check = getattr(policy.source, "check_rules", None) if policy is not None else None
+            if check is not None:  # a PolicyAgent: refuses another player count (pretrained
+                check(self.rules)  # picks its count's model) and warns on untrained rules
             wanted = getattr(policy.source, "input_size", size) if policy is not None else size
             if wanted != size:
                 raise ValueError(

@@ -1,0 +1,249 @@
+"""The import graph: trash_env never imports agents (agents build on trash_env), no cycle
+between the packages, nothing outside the engine reads a private Game name; and the spec
+registry finds the built-in bots through entry points, or says how to register them."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from trash_env.engine import Game
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("trash_env", "agents")
+
+
+def modules(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def imported(path: Path) -> list[tuple[int, str]]:
+    """Every module ``path`` imports, at any depth (function-local imports included), with
+    relative imports resolved, and the names given to ``importlib.import_module``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            found.append((node.lineno, name))
+            if not node.module:  # from . import x: the module x of that package
+                found += [(node.lineno, f"{name}.{alias.name}") for alias in node.names]
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def top(name: str) -> str:
+    return name.split(".")[0]
+
+
+def test_the_checker_sees_function_local_and_relative_imports(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    probe = tmp_path / "pkg" / "probe.py"
+    probe.write_text("def f():\n    from agents.base import Agent\n    import agents.search\n"
+                     "from . import sibling\nimport importlib\nimportlib.import_module('agents')\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        names = [name for _, name in imported(probe)]
+    finally:
+        ROOT = saved
+    assert names.count("agents") == 1 and "agents.base" in names and "agents.search" in names
+    assert "pkg.sibling" in names
+
+
+def test_trash_env_never_imports_agents() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in modules("trash_env")
+        for line, name in imported(path)
+        if top(name) == "agents"
+    ]
+    assert not offenders, "trash_env must not import agents:\n" + "\n".join(offenders)
+
+
+def test_no_import_cycle_between_packages() -> None:
+    """The package graph (trash_env, its subpackages, agents) is acyclic."""
+    def unit(name: str) -> str:
+        parts = name.split(".")
+        if parts[0] == "trash_env" and len(parts) > 1 and (ROOT / parts[0] / parts[1]).is_dir():
+            return ".".join(parts[:2])
+        return parts[0]
+
+    edges: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in modules(package):
+            source = unit(".".join(path.relative_to(ROOT).with_suffix("").parts))
+            for _, name in imported(path):
+                target = unit(name)
+                if top(target) in PACKAGES and target != source:
+                    edges.setdefault(source, set()).add(target)
+    assert "agents" in edges.get("agents", set()) or "trash_env" in edges["agents"]
+
+    def cycle_from(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return path[path.index(node):] + [node]
+        for nxt in sorted(edges.get(node, ())):
+            found = cycle_from(nxt, path + [node])
+            if found:
+                return found
+        return None
+
+    for node in sorted(edges):
+        found = cycle_from(node, [])
+        assert found is None, "import cycle between packages: " + " -> ".join(found)
+
+
+PRIVATE = {
+    name for name in set(Game.__slots__) | set(vars(Game))
+    if name.startswith("_") and not name.startswith("__")
+}
+
+
+def test_only_the_engine_reads_private_game_names() -> None:
+    """Outside engine.py, no ``x._name`` where ``_name`` is a private Game attribute or method
+    (``self._name`` of other classes is their own business)."""
+    assert {"_current", "_down", "_hidden", "_refuse", "_stock_known"} <= PRIVATE
+    offenders = []
+    for package in PACKAGES:
+        for path in modules(package):
+            if path == ROOT / "trash_env" / "engine.py":
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and node.attr in PRIVATE
+                    and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+                ):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} .{node.attr}")
+    assert not offenders, "private Game names used outside the engine:\n" + "\n".join(offenders)
+
+
+def run(code: str, env_path: str = "") -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env_path]))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def entry_points_table() -> dict[str, str]:
+    tomllib = pytest.importorskip("tomllib")
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return data["project"]["entry-points"]["trash_env.agents"]
+
+
+def test_entry_points_register_the_builtin_bots_without_importing_agents(tmp_path: Path) -> None:
+    """What an installed trash-env gives: ``TrashSoloEnv(opponents=["greedy"])`` resolves the
+    spec through the pyproject's entry points, with no ``import agents`` by the user."""
+    table = entry_points_table()
+    assert {"random", "greedy", "counting", "search", "human", "pretrained"} <= set(table)
+    info = tmp_path / "trash_env_agents_probe-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: trash-env-agents-probe\n"
+                                   "Version: 0\n")
+    (info / "entry_points.txt").write_text(
+        "[trash_env.agents]\n" + "".join(f"{k} = {v}\n" for k, v in table.items()))
+    result = run(
+        """
+        import sys
+        from trash_env.solo import TrashSoloEnv
+        assert "agents" not in sys.modules
+        env = TrashSoloEnv(opponents=["greedy", "counting", "search:rollouts=2"])
+        env.reset(seed=0)
+        assert "agents" in sys.modules
+        print(sorted(type(a).__name__ for a in env._agent_cache.values()))
+        """,
+        str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "CountingAgent" in result.stdout and "GreedyAgent" in result.stdout
+
+
+def test_a_source_checkout_reads_the_table_of_its_pyproject() -> None:
+    """Installed without the entry points (or never installed): the checkout's pyproject.toml
+    declares the same table, and ``TrashSoloEnv(opponents=["greedy"])`` still resolves."""
+    result = run(
+        """
+        import importlib.metadata, sys
+        importlib.metadata.entry_points = lambda **kw: []  # no installed entry points
+        from trash_env.solo import TrashSoloEnv
+        assert "agents" not in sys.modules
+        TrashSoloEnv(opponents=["greedy"]).reset(seed=0)
+        print("OK", "agents.heuristics" in sys.modules)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "OK True"
+
+
+def test_without_entry_points_the_error_names_the_spec_and_import_agents() -> None:
+    """Neither installed entry points nor a checkout's table (a copied trash_env folder): the
+    spec fails with a message naming it and saying that ``import agents`` registers the bots,
+    which then works."""
+    result = run(
+        """
+        import importlib.metadata
+        importlib.metadata.entry_points = lambda **kw: []  # no trash-env distribution at all
+        import trash_env.agent
+        trash_env.agent._checkout_entry_points = lambda: []  # and no pyproject.toml beside it
+        from trash_env.solo import TrashSoloEnv
+        try:
+            TrashSoloEnv(opponents=["greedy"])
+        except ValueError as error:
+            print("ERROR", error)
+        import agents
+        TrashSoloEnv(opponents=["greedy"]).reset(seed=0)
+        print("OK")
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ERROR unknown agent 'greedy' in spec 'greedy'" in result.stdout
+    assert "`import agents` registers the built-in bots" in result.stdout
+    assert result.stdout.rstrip().endswith("OK")
+
+
+def test_loaders_resolve_suffixes_patterns_and_names(monkeypatch) -> None:
+    """A model format by file suffix (any case), a family of names by pattern and one name:
+    each reaches its loader with the name, seed and raw options; the labels are listed."""
+    import agents  # noqa: F401  (the built-ins, for the listing)
+    from trash_env import agent as registry
+
+    calls = []
+
+    def loader(name, seed, raw):
+        calls.append((name, seed, raw))
+        return registry.Agent(seed)
+
+    monkeypatch.setattr(registry, "_SUFFIX_LOADERS", dict(registry._SUFFIX_LOADERS))
+    monkeypatch.setattr(registry, "_PATTERN_LOADERS", dict(registry._PATTERN_LOADERS))
+    monkeypatch.setattr(registry, "_NAME_LOADERS", dict(registry._NAME_LOADERS))
+    registry.register_agent_loader(".probe", loader)
+    registry.register_agent_loader("probe_Np", loader, pattern=r"probe_[0-9]p")
+    registry.register_agent_loader("probeonly", loader)
+    registry.make_agent("dir/M.PROBE:x=1", seed=3)
+    registry.make_agent("probe_4p", seed=4)
+    registry.make_agent("probeonly")
+    assert calls == [("dir/M.PROBE", 3, {"x": "1"}), ("probe_4p", 4, {}), ("probeonly", None, {})]
+    with pytest.raises(ValueError, match=r"unknown agent 'probe_10p'.*probe_Np.*PATH\.probe"):
+        registry.make_agent("probe_10p")
