@@ -14,7 +14,8 @@ read; the header, the JSON's size and depth and every value the loader uses are 
 hostile or damaged file fails with a ``ValueError`` that says what is wrong.
 
 Why a NumPy forward pass: agents act one observation at a time (opponents inside the solo env,
-evaluation), where torch's per-call overhead costs ~10x the arithmetic of a 128x128 MLP. Loading
+evaluation), where torch's per-call overhead outweighs the arithmetic of a small MLP (docs/agents.md
+has the figure). Loading
 needs neither torch nor stable-baselines3. The actor is always given the action mask (illegal
 logits are set to -inf) and picks the argmax by default.
 
