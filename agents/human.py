@@ -205,7 +205,8 @@ class HumanAgent(Agent):
 
     Args:
         seed: unused (a person brings their own randomness); kept for ``make_agent``.
-        stdin, stdout: the streams to talk through (``sys.stdin``/``sys.stdout`` by default).
+        stdin: the stream to read answers from (``sys.stdin`` by default).
+        stdout: the stream to write to (``sys.stdout`` by default).
         names: player names for the screen (default: "You" and "player (seat k)").
     """
 

@@ -268,7 +268,7 @@ def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
     return path
 
 
-MAX_LOG_BYTES = 64 * 2**20  # a 20,000-turn game logs about 2 MB
+MAX_LOG_BYTES = 64 * 2**20  # far above the longest game's log (docs/play.md)
 MAX_DEPTH = 3  # the log's deepest value: {"events": [[kind, player, card, slot], ...]}
 MAX_ITEMS = 2_000_000  # events or actions
 MAX_NAME = 200  # characters of a name or an agent spec

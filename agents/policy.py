@@ -14,7 +14,8 @@ read; the header, the JSON's size and depth and every value the loader uses are 
 hostile or damaged file fails with a ``ValueError`` that says what is wrong.
 
 Why a NumPy forward pass: agents act one observation at a time (opponents inside the solo env,
-evaluation), where torch's per-call overhead costs ~10x the arithmetic of a 128x128 MLP. Loading
+evaluation), where torch's per-call overhead outweighs the arithmetic of a small MLP (docs/agents.md
+has the figure). Loading
 needs neither torch nor stable-baselines3. The actor is always given the action mask (illegal
 logits are set to -inf) and picks the argmax by default.
 
@@ -707,15 +708,26 @@ class PretrainedAgent(PolicyAgent):
                          path=str(path))
         self.name = "pretrained"
 
+    def _switch(self, num_players: int) -> None:
+        path = _pretrained_for(num_players)
+        self.layers, self.sidecar = load_model(path)
+        self.path = str(path)
+        self.num_players = int(self.sidecar["num_players"])
+        self.input_size = int(self.sidecar["observation_size"])
+        self._checked = None
+
     def check_rules(self, rules: Rules) -> None:
         if rules.num_players != self.num_players:
-            path = _pretrained_for(rules.num_players)
-            self.layers, self.sidecar = load_model(path)
-            self.path = str(path)
-            self.num_players = int(self.sidecar["num_players"])
-            self.input_size = int(self.sidecar["observation_size"])
-            self._checked = None
+            self._switch(rules.num_players)
         super().check_rules(rules)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
+        if view is None and np.shape(observation) != (self.input_size,):
+            # No view to read the rules from: the observation's size tells the player count.
+            sizes = {observation_size(n): n for n in range(2, 7)}
+            if len(np.shape(observation)) == 1 and np.shape(observation)[0] in sizes:
+                self._switch(sizes[np.shape(observation)[0]])
+        return super().act(observation, action_mask, view)
 
 
 def load_policy_agent(path_or_pretrained: str, seed: int | None = None,

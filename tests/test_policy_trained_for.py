@@ -188,6 +188,16 @@ def test_pretrained_picks_the_model_for_the_games_player_count():
                 0][1][0])
 
 
+def test_pretrained_without_a_view_goes_by_the_observations_size():
+    agent = make_agent("pretrained")
+    for n in (3, 2, 4):
+        env = TrashSoloEnv(num_players=n, opponents=["greedy"])
+        obs, _ = env.reset(seed=n)
+        agent.act(obs, env.action_masks(), None)
+        assert agent.num_players == n
+        assert np.array_equal(agent.logits(obs), make_agent(f"pretrained_{n}p").logits(obs))
+
+
 def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there():
     with pytest.raises(ValueError, match=r"no pretrained model for 5 players.*2 \(pretrained_2p\)"
                        r", 3 \(pretrained_3p\), 4 \(pretrained_4p\)"):

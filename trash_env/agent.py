@@ -9,7 +9,7 @@ builds on this module. An agent is an object with
   mask and a :class:`trash_env.view.PublicView` (public information only);
 - ``reset(seed=None)``: called before every game, reseeding the agent's own generator;
 - ``uses_observation``: False for agents that decide from the view and mask alone, so that the
-  tables seating them skip encoding the observation (a third of an opponent's cost);
+  tables seating them skip encoding the observation (docs/agents.md says what it saves);
 - ``name``: a short label for tables and reports.
 
 :class:`Agent` is the base class that implements it (``agents.base.Agent`` is this class).

@@ -74,7 +74,7 @@ class Event(NamedTuple):
 
 
 # ``Event(...)`` goes through the NamedTuple's Python-level ``__new__``; the C-level
-# ``tuple.__new__(Event, fields)`` builds the same Event at half the cost.
+# ``tuple.__new__(Event, fields)`` builds the same Event without it (docs/benchmarks.md).
 _new_tuple = tuple.__new__
 
 # Events are immutable, so the ones every turn logs are built once here and shared: an Event

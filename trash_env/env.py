@@ -273,7 +273,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self.possible_agents = [f"player_{p}" for p in range(n)]
         self._index = {agent: p for p, agent in enumerate(self.possible_agents)}
         # The agents' observation spaces are identical: one object serves them all (a Box holds
-        # its bounds as arrays, ~9 KB per agent). Action spaces are tiny and stay per agent.
+        # its bounds as arrays; docs/benchmarks.md). Action spaces are tiny and stay per agent.
         observation_space = spaces.Dict(
             {
                 "observation": spaces.Box(0.0, 1.0, (observation_size(n),), np.float32),
