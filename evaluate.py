@@ -3,6 +3,12 @@
     python evaluate.py --agents greedy random --players 2 --games 10000 --episode game \
         --seed 0 --workers 2 --json results.json --csv results.csv --png results.png
 
+    python evaluate.py --agents pretrained greedy random --sizes --deals 1000 --workers 2
+
+``--sizes`` plays the first agent against each of the others in whole games and in one-round
+games at start sizes 1 to 10 (or the sizes given), with ``greedy`` (``--reference``) against
+the same opponents on the same deals: one row per setting (:mod:`agents.sizes`).
+
 Every rules option of ``trash_env.Rules`` is a flag (``--wilds kings``, ``--jokers``,
 ``--losers-reveal``, ...). How line-ups, seatings and duplicate deals are chosen, and how the
 figures are counted: :mod:`agents.evaluation`. Every option, output path included, is checked
@@ -18,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.evaluation import BACKENDS, MAX_GAMES, MAX_WORKERS, SEATINGS, evaluate
+from agents.sizes import DEFAULT_REFERENCE, evaluate_sizes, settings
 from trash_env.cli import (
     IMAGE_SUFFIXES,
     add_rules_arguments,
@@ -59,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--csv", metavar="FILE", help="write the per-agent and pair rows as CSV")
     parser.add_argument("--png", metavar="FILE",
                         help="draw win rates and head-to-head as PNG (FILE ends in .png)")
+    parser.add_argument("--sizes", nargs="*", type=whole_number, default=None, metavar="N",
+                        help="per-size table: the first of --agents against each of the others "
+                        "in whole games, then in one-round games at each start size N (none "
+                        "given: 1 to 10); --deals/--games count per setting and opponent")
+    parser.add_argument("--reference", default=DEFAULT_REFERENCE, metavar="SPEC",
+                        help="with --sizes: the agent also played against the same opponents "
+                        "on the same deals, to compare with; none for no reference "
+                        f"(default: {DEFAULT_REFERENCE})")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--quiet", action="store_true", help="do not print the table")
     add_rules_arguments(parser)
@@ -71,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_args(args)
         rules = Rules.from_options(**rules_options(args))
+        if args.sizes is not None:
+            return _sizes(args, rules)
         report = evaluate(
             args.agents, rules, games=args.games, seed=args.seed, workers=args.workers,
             progress=not args.no_progress, deals=args.deals, seatings=args.seatings,
@@ -94,6 +111,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _sizes(args: argparse.Namespace, rules: Rules) -> int:
+    """``--sizes``: the per-size table (agents/sizes.py), printed and written like a report."""
+    report = evaluate_sizes(
+        args.agents[0], args.agents[1:], rules, sizes=args.sizes or None,
+        reference=None if args.reference == "none" else args.reference,
+        games=args.games, deals=args.deals, seed=args.seed, workers=args.workers,
+        seatings=args.seatings, backend=args.backend, progress=not args.no_progress,
+    )
+    if not args.quiet:
+        print(report.table())
+    if args.json:
+        report.write_json(args.json)
+    if args.csv:
+        report.write_csv(args.csv)
+    return 0
+
+
 def check_args(args: argparse.Namespace) -> None:
     """What argparse cannot check, before any game: bounds and output paths (``ValueError``
     naming the flag and the allowed values)."""
@@ -108,6 +142,22 @@ def check_args(args: argparse.Namespace) -> None:
         check_output_path("--csv", args.csv)
     if args.png:
         check_output_path("--png", args.png, IMAGE_SUFFIXES)
+    if args.sizes is not None:
+        if len(args.agents) < 2:
+            raise ValueError("--sizes evaluates the first of --agents against the others: give "
+                             "at least two agents")
+        if args.png:
+            raise ValueError("--png draws a tournament report; --sizes writes --json and --csv")
+        if "episode" in rules_options(args):
+            raise ValueError("--episode cannot be combined with --sizes, which plays whole "
+                             "games and one-round games (its rows)")
+        if args.reference != "none":
+            from agents.base import make_agent
+
+            make_agent(args.reference, seed=0)  # a bad --reference fails before any game
+        settings(Rules.from_options(**rules_options(args)), args.sizes or None)
+    elif args.reference != DEFAULT_REFERENCE:
+        raise ValueError("--reference is an option of --sizes")
     outputs = [Path(x).resolve() for x in (args.json, args.csv, args.png) if x]
     if len(set(outputs)) != len(outputs):
         raise ValueError("--json, --csv and --png must name different files")

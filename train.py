@@ -594,10 +594,13 @@ class Run:
 
     # -- info recorded in every sidecar
     def info(self) -> dict[str, Any]:
+        from agents.policy import trained_for
+
         return {
             "algorithm": "MaskablePPO",
             "num_players": self.num_players,
             "rules": self.rules_obj.to_dict(),
+            "trained_for": trained_for(self.rules_obj),  # episode kind, layout sizes dealt
             "seed": self.args.seed,
             "opponents": self.args.opponents,
             "round_rewards": self.args.round_rewards,

@@ -2,7 +2,8 @@
 
 The interface and the spec registry live in :mod:`trash_env.agent` (trash_env seats agents but
 never imports this package); this module re-exports them and registers the agents it defines:
-``random`` and the trained-model loaders (``pretrained``, ``PATH.safetensors``; a ``.zip`` is
+``random`` and the trained-model loaders (``pretrained`` for the game's player count,
+``pretrained_3p`` and the other shipped models by name, ``PATH.safetensors``; a ``.zip`` is
 refused). An agent sees what a seat may see: its observation vector and action mask, and a
 :class:`trash_env.view.PublicView` of the game (public information and determinisations
 only). ``act`` returns one of the legal actions of the env's ``Discrete(13)`` space.
@@ -12,6 +13,7 @@ that seat them then pass ``None`` for the observation and skip encoding it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -62,4 +64,7 @@ def _refuse_zip(name: str, seed: int | None, raw: dict[str, Any]) -> Agent:
 register_agent("random", RandomAgent)
 register_agent_loader(".zip", _refuse_zip, listed=False)
 register_agent_loader(MODEL_SUFFIX, _load_model)
-register_agent_loader("pretrained", _load_model)
+register_agent_loader("pretrained", _load_model)  # the model for the game's player count
+_MODELS = Path(__file__).resolve().parent / "models"
+for _model in sorted(_MODELS.glob("pretrained_*p.safetensors")):
+    register_agent_loader(_model.stem, _load_model)  # pretrained_3p: one shipped model by name

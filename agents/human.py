@@ -13,7 +13,6 @@ table again and ``q`` leaves (:class:`HumanQuit`). End of input raises ``EOFErro
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TextIO
@@ -21,26 +20,27 @@ from typing import TextIO
 import numpy as np
 
 from agents.base import Agent, register_agent
-from trash_env.cards import NUM_SLOTS, card_name, card_short
+from trash_env.cards import NUM_SLOTS, card_name
 from trash_env.engine import (
     CALL_TRASH,
     DECLINE,
-    DOWN,
     DRAW_STOCK,
-    NATURAL,
     STAY_SILENT,
     TAKE_DISCARD,
-    WILD_UP,
     Decision,
-    Event,
-    describe_event,
 )
-from trash_env.render import printable
+from trash_env.text import (  # noqa: F401  (describe: re-exported for its users)
+    ABSENT_TERMINAL,
+    ROW,
+    describe,
+    legend,
+    printable,
+    slot_mark,
+)
 from trash_env.view import PublicView
 
-ROW = 5  # slots per layout row (docs/rules.md: two rows of five)
 CELL = 5  # characters per slot on screen
-LEGEND = "## face-down   (J) wild card face-up   -- not in the layout   > to act"
+LEGEND = legend(ABSENT_TERMINAL)
 HELP = """\
 Keys: s = draw from the stock, d = take the discard top, 1-10 = a slot,
       n = decline a swap, trash = call "Trash!" (only with --call-trash),
@@ -66,32 +66,9 @@ def seat_names(num_players: int, seat: int, labels: Sequence[str] | None = None)
     return names
 
 
-# describe_event speaks of a third person ("X claims the round"); fix the verb after "You".
-_SECOND_PERSON = {"plays": "play", "claims": "claim", "gets": "get", "now has": "now have"}
-_YOU_VERB = re.compile(r"\bYou (plays|claims|gets|now has)\b")
-
-
-def describe(event: Event, names: Sequence[str]) -> str:
-    """:func:`trash_env.engine.describe_event` with the verb after "You" conjugated, and a
-    capital letter where the sentence does not start with a player's name."""
-    text = describe_event(event, names)
-    text = _YOU_VERB.sub(lambda m: "You " + _SECOND_PERSON[m.group(1)], text)
-    if event.player < 0 or event.kind == "deal":
-        text = text[:1].upper() + text[1:]
-    return text
-
-
 def cell(state: int, card: int) -> str:
-    """One slot, centred in CELL characters: ``##``, the rank, ``(J)`` for a wild, ``--``."""
-    if state == DOWN:
-        text = "##"
-    elif state == NATURAL:
-        text = card_short(card)
-    elif state == WILD_UP:
-        text = f"({card_short(card)})"
-    else:
-        text = "--"
-    return text.center(CELL)
+    """One slot, centred in CELL characters (:func:`trash_env.text.slot_mark`)."""
+    return slot_mark(state, card, ABSENT_TERMINAL).center(CELL)
 
 
 def draw_layout(view: PublicView, player: int) -> list[str]:
@@ -228,7 +205,8 @@ class HumanAgent(Agent):
 
     Args:
         seed: unused (a person brings their own randomness); kept for ``make_agent``.
-        stdin, stdout: the streams to talk through (``sys.stdin``/``sys.stdout`` by default).
+        stdin: the stream to read answers from (``sys.stdin`` by default).
+        stdout: the stream to write to (``sys.stdout`` by default).
         names: player names for the screen (default: "You" and "player (seat k)").
     """
 

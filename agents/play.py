@@ -25,25 +25,22 @@ from typing import TextIO
 import numpy as np
 
 from agents.base import Agent, make_agent, parse_spec
-from agents.human import CELL, ROW, HumanAgent, HumanQuit, cell, describe, seat_names
+from agents.human import CELL, HumanAgent, HumanQuit, cell, seat_names
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, card_short
 from trash_env.cli import add_rules_arguments, rules_options, whole_number
 from trash_env.engine import (
     ABSENT,
-    CALL_TRASH,
     DOWN,
     EVENT_KINDS,
     NATURAL,
     NUM_ENGINE_ACTIONS,
     WILD_UP,
-    Decision,
     Event,
     Game,
 )
-from trash_env.observation import action_mask, encode_observation
-from trash_env.render import printable
+from trash_env.match import Match
 from trash_env.rules import Rules
-from trash_env.view import PublicView
+from trash_env.text import ROW, describe, printable, result_text
 
 LOG_FORMAT = "trash_env.play/1"
 DEFAULT_LOG_DIR = Path.home() / ".trash_env" / "games"
@@ -199,24 +196,25 @@ class Table:
         return narrate(events, self.tracker, self.names)
 
     def play(self) -> None:
-        """Play to the end of the game (HumanQuit, EOFError, KeyboardInterrupt pass through)."""
+        """Play to the end of the game (HumanQuit, EOFError, KeyboardInterrupt pass through).
+        The match plays the bots (and calls "Trash!" for them); the person answers their own
+        call."""
         game = self.game
-        while not game.done:
-            player = game.current
-            if player == self.seat:
-                self.human.tell(self._news())
-                self.human.deal = game.deal_number + 1
-                action = self.human.ask(PublicView(game, player))
-            elif game.decision == Decision.CALL:
-                action = CALL_TRASH  # bots always remember to call
-            else:
-                action = self.bots[player].act(
-                    encode_observation(game, player), action_mask(game, player),
-                    PublicView(game, player),
-                )
-            self.actions.append((player, int(action)))
-            game.step(int(action))
+        seated = [self.bots.get(p) for p in range(game.num_players)]
+        match = Match(game, seated, own_calls=(self.seat,), on_action=self._record)
+        while True:
+            match.advance()
+            if game.done:
+                break
+            self.human.tell(self._news())
+            self.human.deal = game.deal_number + 1
+            action = int(self.human.ask(match.views[self.seat]))
+            self._record(self.seat, action)
+            game.step(action)
         self.finish()
+
+    def _record(self, player: int, action: int) -> None:
+        self.actions.append((player, int(action)))
 
     def finish(self) -> None:
         """The last events, the final table and the result."""
@@ -253,32 +251,6 @@ class Table:
         }
 
 
-def result_text(
-    truncated: bool,
-    winners: Sequence[int],
-    placings: Sequence[int] | None,
-    rounds_won: Sequence[int],
-    names: Sequence[str],
-    episode: str = "game",
-) -> str:
-    """The result in words; ``episode="round"`` speaks of the deal, not the game."""
-    if truncated:
-        return "The game was cut off at the turn limit (--max-turns): nobody won."
-    if not winners:
-        return "The game was not finished."
-    who = " and ".join(names[p] for p in winners)
-    if len(winners) > 1:
-        head = f"{who} share the win."
-    else:
-        noun = "game" if episode == "game" else "deal"
-        head = f"{who} won the {noun}" + ("!" if names[winners[0]] == "You" else ".")
-    lines = [head, "Rounds won: " + ", ".join(f"{names[p]} {w}" for p, w in enumerate(rounds_won))]
-    if placings is not None and len(names) > 2:
-        order = sorted(range(len(names)), key=lambda p: placings[p])
-        lines.append("Places: " + ", ".join(f"{placings[p]}. {names[p]}" for p in order))
-    return "\n".join(lines)
-
-
 def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
     """Write the log as JSON; a failure is reported, never raised."""
     if path is None:
@@ -296,7 +268,7 @@ def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
     return path
 
 
-MAX_LOG_BYTES = 64 * 2**20  # a 20,000-turn game logs about 2 MB
+MAX_LOG_BYTES = 64 * 2**20  # far above the longest game's log (docs/play.md)
 MAX_DEPTH = 3  # the log's deepest value: {"events": [[kind, player, card, slot], ...]}
 MAX_ITEMS = 2_000_000  # events or actions
 MAX_NAME = 200  # characters of a name or an agent spec

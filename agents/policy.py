@@ -14,9 +14,24 @@ read; the header, the JSON's size and depth and every value the loader uses are 
 hostile or damaged file fails with a ``ValueError`` that says what is wrong.
 
 Why a NumPy forward pass: agents act one observation at a time (opponents inside the solo env,
-evaluation), where torch's per-call overhead costs ~10x the arithmetic of a 128x128 MLP. Loading
+evaluation), where torch's per-call overhead outweighs the arithmetic of a small MLP (docs/agents.md
+has the figure). Loading
 needs neither torch nor stable-baselines3. The actor is always given the action mask (illegal
 logits are set to -inf) and picks the argmax by default.
+
+What a model was trained for: the sidecar records the rules (every option) and ``trained_for``
+(the episode kind, ``game`` or ``round``, and the layout sizes training dealt; see
+:func:`trained_for`). A :class:`PolicyAgent` checks each game it is given (:meth:`PolicyAgent.
+check_rules`, called on its first decision of a new rules configuration, and by the batched
+envs when they seat it): another player count is refused with a ``ValueError`` naming both;
+other rules, or layout sizes or an episode kind it was not trained on, give one
+:class:`TrainingMismatchWarning` per model and configuration, naming what it was trained for.
+A sidecar written before ``trained_for`` existed is read as trained on what its rules say
+(their ``episode`` and ``start_size``), which is what train.py did then.
+
+``pretrained`` is the shipped model for the game's player count (``pretrained_2p``,
+``pretrained_3p``, ... in ``agents/models/``), picked when the agent meets its first game
+(2 players until then); ``pretrained_3p`` names one explicitly.
 
 ``python -m agents.policy convert OLD.zip NEW.safetensors --trust-pickle`` converts a
 stable-baselines3 ``.zip`` you made yourself (it unpickles the ``.zip``: never run it on a file
@@ -27,8 +42,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +54,12 @@ import numpy as np
 from agents.base import Agent
 from trash_env.cli import atomic_write_bytes, safe_text
 from trash_env.observation import OBS_VERSION, observation_size
+from trash_env.rules import Rules
 from trash_env.view import PublicView
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
-PRETRAINED = MODELS_DIR / "pretrained_2p.safetensors"
+PRETRAINED = MODELS_DIR / "pretrained_2p.safetensors"  # the 2-player one (pretrained_path(n))
+PRETRAINED_NAME = re.compile(r"pretrained_([0-9])p")
 MODEL_SUFFIX = ".safetensors"
 SIDECAR_FORMAT = "trash-env-policy"
 METADATA_KEY = "trash_env_policy"
@@ -59,6 +78,122 @@ MAX_STRING = 4096
 def sidecar_path(model_path: str | Path) -> Path:
     """``model.safetensors`` -> ``model.json`` (the readable copy of the sidecar)."""
     return Path(model_path).with_suffix(".json")
+
+
+def pretrained_path(num_players: int) -> Path:
+    """Where the shipped model for ``num_players`` players lives (it may be absent)."""
+    return MODELS_DIR / f"pretrained_{num_players}p{MODEL_SUFFIX}"
+
+
+def pretrained_counts() -> list[int]:
+    """The player counts a shipped pretrained model exists for."""
+    return [n for n in range(2, 7) if pretrained_path(n).is_file()]
+
+
+def _pretrained_for(num_players: int) -> Path:
+    path = pretrained_path(num_players)
+    if not path.is_file():
+        counts = pretrained_counts()
+        shown = ", ".join(f"{n} (pretrained_{n}p)" for n in counts) or "none"
+        raise ValueError(f"no pretrained model for {num_players} players in this installation; "
+                         f"pretrained models exist for: {shown}")
+    return path
+
+
+# ---------------------------------------------------------------------------- trained for
+
+
+class TrainingMismatchWarning(UserWarning):
+    """A model plays a game unlike the ones it was trained on (rules, layout sizes, episode
+    kind): it is not refused, but its strength there is unmeasured."""
+
+
+def trained_for(rules: Rules) -> dict[str, Any]:
+    """What training under ``rules`` covers: the episode kind and the layout sizes dealt.
+    A whole game passes through every size from ``start_size`` down to ``target_size + 1``;
+    a one-round episode deals ``start_size`` only."""
+    if rules.episode == "round":
+        sizes = [rules.start_size]
+    else:
+        sizes = list(range(rules.target_size + 1, rules.start_size + 1))
+    return {"episode": rules.episode, "layout_sizes": sizes}
+
+
+# Compared through trained_for (episode kind, layout sizes) or not a rule of play at all.
+_NOT_COMPARED = ("episode", "start_size", "max_turns", "num_decks")
+
+
+def _rules_differences(trained: Rules, game: Rules) -> list[str]:
+    """``option=game value (trained: value)`` for every rule of play that differs."""
+    out = []
+    if trained.decks != game.decks:
+        out.append(f"decks={game.decks} (trained: {trained.decks})")
+    for name, value in game.to_dict().items():
+        if name in _NOT_COMPARED or name == "num_players":
+            continue
+        if getattr(trained, name) != value:
+            out.append(f"{name}={value!r} (trained: {getattr(trained, name)!r})")
+    return out
+
+
+def describe_training(sidecar: dict[str, Any]) -> str:
+    """The configuration a model was trained for, in words."""
+    rules = Rules.from_options(**sidecar["rules"])
+    covered = sidecar_trained_for(sidecar)
+    sizes = covered["layout_sizes"]
+    span = (f"{sizes[0]}" if len(sizes) == 1 else
+            f"{sizes[0]}-{sizes[-1]}" if sizes == list(range(sizes[0], sizes[-1] + 1)) else
+            ",".join(map(str, sizes)))
+    kind = "whole games" if covered["episode"] == "game" else "one-round games"
+    standard = Rules(num_players=rules.num_players, episode=rules.episode,
+                     start_size=rules.start_size, max_turns=rules.max_turns)
+    other = _rules_differences(standard, rules)
+    options = ("standard rules" if not other else
+               "rules " + ", ".join(o.split(" (trained")[0] for o in other))
+    return f"{rules.num_players} players, {kind} at layout sizes {span}, {options}"
+
+
+def sidecar_trained_for(sidecar: dict[str, Any]) -> dict[str, Any]:
+    """The sidecar's ``trained_for``; an older sidecar without it is read as trained on what
+    its rules say (train.py then trained on exactly the rules' episode and start size)."""
+    recorded = sidecar.get("trained_for")
+    if recorded is not None:
+        return recorded
+    return trained_for(Rules.from_options(**sidecar["rules"]))
+
+
+def training_mismatch(sidecar: dict[str, Any], rules: Rules) -> list[str]:
+    """How a game under ``rules`` differs from what the model was trained for (empty: it was
+    trained for it). The player count is not compared: it is checked by the caller."""
+    trained = Rules.from_options(**sidecar["rules"])
+    problems = _rules_differences(trained, rules)
+    covered = sidecar_trained_for(sidecar)
+    wanted = trained_for(rules)
+    if covered["episode"] == "round" and wanted["episode"] == "game":
+        problems.append("a whole game (trained on one-round games only)")
+    missing = sorted(set(wanted["layout_sizes"]) - set(covered["layout_sizes"]))
+    if missing:
+        problems.append("layout size(s) " + ",".join(map(str, missing))
+                        + " (not dealt in training)")
+    return problems
+
+
+_WARNED: set[tuple[str, Rules]] = set()
+
+
+def _check_trained_for(data: dict[str, Any], where: str) -> None:
+    value = data.get("trained_for")
+    if value is None:
+        return
+    sizes = value.get("layout_sizes") if isinstance(value, dict) else None
+    if (not isinstance(value, dict) or value.get("episode") not in ("game", "round")
+            or not isinstance(sizes, list) or not 1 <= len(sizes) <= 10
+            or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 10
+                   for s in sizes)
+            or len(set(sizes)) != len(sizes)):
+        raise ValueError(f"{where}: trained_for must be an object with episode (game or round) "
+                         "and layout_sizes (distinct integers from 1 to 10), got "
+                         f"{safe_text(repr(value))[:200]}")
 
 
 # ---------------------------------------------------------------------------- the sidecar
@@ -189,8 +324,6 @@ def check_sidecar(data: Any, where: str) -> dict[str, Any]:
     rules = data.get("rules")
     if not isinstance(rules, dict):
         raise ValueError(f"{where}: rules must be a JSON object of rules options")
-    from trash_env.rules import Rules
-
     try:
         parsed = Rules.from_options(**{str(k): v for k, v in rules.items()})
     except (TypeError, ValueError) as error:
@@ -223,6 +356,7 @@ def check_sidecar(data: Any, where: str) -> dict[str, Any]:
     for key in ("timesteps", "seed"):
         if key in data and data[key] is not None:
             _int_in(data, key, 0, 2**63 - 1, where)
+    _check_trained_for(data, where)
     return data
 
 
@@ -489,6 +623,30 @@ class PolicyAgent(Agent):
         self.num_players = int(sidecar["num_players"])
         self.input_size = int(sidecar["observation_size"])
         self.name = f"policy:{safe_text(Path(path).name)}" if path else "policy"
+        self._checked: Rules | None = None  # the last rules check_rules accepted
+
+    def check_rules(self, rules: Rules) -> None:
+        """Check a game's rules against what the model was trained for: another player
+        count raises ``ValueError`` naming both; other rules, layout sizes or episode kind
+        warn (:class:`TrainingMismatchWarning`) once per model and rules configuration."""
+        if rules is self._checked or rules == self._checked:
+            return
+        if rules.num_players != self.num_players:
+            raise ValueError(
+                f"{self.name} was trained for {self.num_players} players, but this game has "
+                f"{rules.num_players} players: play it at {self.num_players} players, or use "
+                "a model trained for this count (pretrained picks the shipped one)"
+            )
+        problems = training_mismatch(self.sidecar, rules)
+        key = (self.path or self.name, rules)
+        if problems and key not in _WARNED:
+            _WARNED.add(key)
+            warnings.warn(
+                f"{self.name} was trained for {describe_training(self.sidecar)}; this game "
+                f"differs: {'; '.join(problems)}. It plays, but its strength here was not "
+                "measured (train.py trains for any rules, --episode game covers every layout "
+                "size)", TrainingMismatchWarning, stacklevel=3)
+        self._checked = rules
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """The actor's logits over the 13 actions for one observation (before masking)."""
@@ -513,6 +671,8 @@ class PolicyAgent(Agent):
         return x.astype(np.float64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
+        if view is not None:
+            self.check_rules(view.rules)
         logits = self.logits(observation)
         legal = np.asarray(action_mask, bool)
         if not legal.any():
@@ -535,10 +695,48 @@ def _as_bool(name: str, value: object) -> bool:
     raise ValueError(f"policy option {name} must be true or false, got {safe_text(repr(value))}")
 
 
-def load_policy_agent(path_or_pretrained: str, seed: int | None = None, **options: Any) -> Agent:
-    """An agent from a model file (``PATH.safetensors``) or ``"pretrained"`` (the shipped
-    2-player model). Options: ``deterministic`` (default true: argmax over the legal
-    actions). A ``.zip`` is refused (see :func:`zip_refusal`)."""
+class PretrainedAgent(PolicyAgent):
+    """``pretrained``: the shipped model for the player count of the game it is given (the
+    2-player one until then); a count without a shipped model is refused, naming those
+    that exist."""
+
+    def __init__(self, num_players: int = 2, seed: int | None = None,
+                 deterministic: bool = True) -> None:
+        path = _pretrained_for(num_players)
+        layers, sidecar = load_model(path)
+        super().__init__(layers, sidecar, seed=seed, deterministic=deterministic,
+                         path=str(path))
+        self.name = "pretrained"
+
+    def _switch(self, num_players: int) -> None:
+        path = _pretrained_for(num_players)
+        self.layers, self.sidecar = load_model(path)
+        self.path = str(path)
+        self.num_players = int(self.sidecar["num_players"])
+        self.input_size = int(self.sidecar["observation_size"])
+        self._checked = None
+
+    def check_rules(self, rules: Rules) -> None:
+        if rules.num_players != self.num_players:
+            self._switch(rules.num_players)
+        super().check_rules(rules)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
+        if view is None and np.shape(observation) != (self.input_size,):
+            # No view to read the rules from: the observation's size tells the player count.
+            sizes = {observation_size(n): n for n in range(2, 7)}
+            if len(np.shape(observation)) == 1 and np.shape(observation)[0] in sizes:
+                self._switch(sizes[np.shape(observation)[0]])
+        return super().act(observation, action_mask, view)
+
+
+def load_policy_agent(path_or_pretrained: str, seed: int | None = None,
+                      num_players: int | None = None, **options: Any) -> Agent:
+    """An agent from a model file (``PATH.safetensors``), ``"pretrained"`` (the shipped model
+    for the game's player count: ``num_players`` when given, else the count of the first game
+    it meets) or ``"pretrained_3p"`` (one shipped model by name). Options: ``deterministic``
+    (default true: argmax over the legal actions). A ``.zip`` is refused (see
+    :func:`zip_refusal`)."""
     unknown = sorted(set(options) - {"deterministic"})
     if unknown:
         raise ValueError(
@@ -546,17 +744,23 @@ def load_policy_agent(path_or_pretrained: str, seed: int | None = None, **option
             f"{safe_text(', '.join(unknown))}; options of a policy: deterministic"
         )
     deterministic = _as_bool("deterministic", options.get("deterministic", True))
-    path = PRETRAINED if path_or_pretrained == "pretrained" else Path(path_or_pretrained)
+    if path_or_pretrained == "pretrained":
+        return PretrainedAgent(2 if num_players is None else num_players, seed=seed,
+                               deterministic=deterministic)
+    named = PRETRAINED_NAME.fullmatch(path_or_pretrained)
+    path = _pretrained_for(int(named.group(1))) if named else Path(path_or_pretrained)
     if path.suffix == ".zip":
         raise ValueError(zip_refusal(path))
     if path.suffix != MODEL_SUFFIX:
         raise ValueError(f"model {safe_text(path)}: a policy file must end in {MODEL_SUFFIX}")
-    if path_or_pretrained == "pretrained" and not path.is_file():
-        raise ValueError(f"the pretrained model {path} is missing from this installation")
     layers, sidecar = load_model(path)
     agent = PolicyAgent(layers, sidecar, seed=seed, deterministic=deterministic, path=str(path))
-    if path_or_pretrained == "pretrained":
-        agent.name = "pretrained"
+    if named:
+        agent.name = path_or_pretrained
+    if num_players is not None:
+        if num_players != agent.num_players:
+            raise ValueError(f"{agent.name} was trained for {agent.num_players} players, but "
+                             f"{num_players} players were asked for")
     return agent
 
 

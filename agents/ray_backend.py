@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agents import evaluation
+from agents import tournament
 from trash_env.integrations import require
 from trash_env.rules import Rules
 
@@ -31,14 +31,14 @@ _REMOTE: dict[str, Any] = {}
 
 def _play_chunk(
     rules: Rules, plan: list[list[tuple[str, ...]]], seed: int, deals: Sequence[int]
-) -> list[evaluation.GameResult]:
+) -> list[tournament.GameResult]:
     """One Ray task: the evaluation's worker set-up (once per worker process and tournament,
     so agents and models are built once) and its task function."""
-    state = evaluation._WORKER
+    state = tournament._WORKER
     if not (state and state["rules"] == rules and state["plan"] == plan
             and state["seed"] == seed):
-        evaluation._init_worker(rules, plan, seed, True)
-    return evaluation._play_deals(deals)
+        tournament._init_worker(rules, plan, seed, True)
+    return tournament._play_deals(deals)
 
 
 def ray_stream(
@@ -48,7 +48,7 @@ def ray_stream(
     tasks: Sequence[Sequence[int]],
     workers: int,
     address: str | None = None,
-) -> Iterator[list[evaluation.GameResult]]:
+) -> Iterator[list[tournament.GameResult]]:
     """Play ``tasks`` (chunks of deal numbers) as Ray tasks; yield each chunk's results in
     task order. ``workers`` is the CPU count of a local instance this call starts."""
     ray = require("ray", "ray")

@@ -25,6 +25,7 @@ import numpy as np
 from agents.base import Agent, register_agent
 from agents.heuristics import CountingAgent, draw_choice, fits
 from trash_env.engine import CALL_TRASH, DOWN, DRAW_STOCK, TAKE_DISCARD, WILD_UP, Decision, Game
+from trash_env.match import answer_calls
 from trash_env.view import PublicView
 
 _DRAW, _WILD, _SWAP, _CALL = Decision.DRAW, Decision.WILD, Decision.SWAP, Decision.CALL
@@ -86,7 +87,7 @@ def rollout(game: Game, horizon: str = "round", policy: str = "greedy") -> None:
             slots = game.legal_actions()
             step(_counting_slot(game, player, slots) if counting else slots[-1])
         elif decision is _CALL:
-            step(CALL_TRASH)
+            answer_calls(game)
         else:  # pragma: no cover - a running game always has a decision
             raise RuntimeError(f"rollout: no decision in a running game ({decision!r})")
 

@@ -8,6 +8,16 @@ every step the event log, decision, player to act, legal actions, held card, pil
 results, every seat's observation and action mask and the full state encoding must be equal.
 Clones and ``resample_hidden`` are exercised at one random point per game. Exits 1 on the
 first difference, naming it.
+
+    python benchmarks/equivalence.py --tables [--rev HEAD]
+
+compares whole games through every table instead (for changes above the engine): the AEC env
+(random agents, per-step rewards and infos), the single-agent env (random, greedy, counting and
+search opponents, with and without round rewards), the evaluation (reports of small
+tournaments), the terminal game (scripted keystrokes: its transcript, log and replay) and
+train.py's demonstrations, over rules variants with the call, free draws, reveals and round
+episodes. The revision's whole tree is exported and both trees compute SHA-256 digests of
+those games in fresh processes; exits 1 naming the tables that differ.
 """
 
 from __future__ import annotations
@@ -22,7 +32,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
+if "--digest-of" in sys.argv:  # a child process digesting the tables of another tree
+    sys.path.insert(0, sys.argv[sys.argv.index("--digest-of") + 1])
+elif str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
 from trash_env import engine as new_engine  # noqa: E402
@@ -155,12 +167,168 @@ def play(ref_engine, ref_obs, rules: Rules, seed: int) -> int:
     return steps
 
 
+# ---------------------------------------------------------------------- --tables
+
+TABLE_VARIANTS = [
+    {},
+    {"call_trash": True},
+    {"num_players": 3, "call_trash": True, "wilds": "kings"},
+    {"num_players": 2, "losers_reveal": True, "free_draws": 3, "call_trash": True},
+    {"num_players": 4, "start_size": 5, "episode": "round"},
+    {"num_players": 2, "start_size": 1, "call_trash": True},
+    {"num_players": 3, "max_turns": 300},
+]
+
+
+def _digest(value: object) -> str:
+    import hashlib
+
+    return hashlib.sha256(repr(value).encode()).hexdigest()[:16]
+
+
+def table_digests() -> dict[str, str]:
+    """Digests of whole games through every table, with the trash_env and agents first on
+    sys.path (written against the public API of both the old and the new layout)."""
+    import io
+    import json
+    import tempfile
+
+    import agents  # noqa: F401  (registers the bots in either layout)
+    import train
+    from agents.evaluation import evaluate
+    from trash_env.env import raw_env
+    from trash_env.solo import TrashSoloEnv
+
+    try:
+        from agents import play as terminal
+    except ImportError:  # before the terminal game moved to agents/
+        terminal = importlib.import_module("trash_env.play")
+    out: dict[str, str] = {}
+    record = []
+    for vi, opts in enumerate(TABLE_VARIANTS):
+        for round_rewards in (False, True):
+            env = raw_env(round_rewards=round_rewards, **opts)
+            rng = np.random.default_rng(vi)
+            for g in range(4):
+                env.reset(seed=vi * 100 + g)
+                trace = []
+                for agent in env.agent_iter(100_000):
+                    obs, r, term, trunc, info = env.last()
+                    trace.append((agent, r, term, trunc, info["placing"], info["rounds_won"],
+                                  info["truncated"], tuple(info["winners"])))
+                    action = None
+                    if not (term or trunc):
+                        legal = np.flatnonzero(obs["action_mask"])
+                        action = int(legal[rng.integers(len(legal))])
+                    env.step(action)
+                trace.append([tuple(e) for e in env.game.events])
+                record.append(_digest(trace))
+    out["aec"] = _digest(record)
+    record = []
+    for vi, opts in enumerate(TABLE_VARIANTS):
+        for round_rewards in (False, True):
+            for pool in (["random"], ["greedy", "counting"], ["search:rollouts=4"]):
+                env = TrashSoloEnv(opponents=pool, round_rewards=round_rewards, **opts)
+                env.reset(seed=vi)
+                rng = np.random.default_rng(vi)
+                trace = []
+                for _ in range(3):
+                    done = False
+                    while not done:
+                        legal = np.flatnonzero(env.action_masks())
+                        obs, r, term, trunc, info = env.step(int(legal[rng.integers(len(legal))]))
+                        done = term or trunc
+                        trace.append((obs.tobytes(), r, term, trunc,
+                                      tuple((k, repr(v)) for k, v in info.items())))
+                    trace.append([tuple(e) for e in env.game.events])
+                    env.reset()
+                record.append(_digest(trace))
+    out["solo"] = _digest(record)
+    record = []
+    for vi, opts in enumerate(TABLE_VARIANTS[:5]):
+        rules = Rules(**opts)
+        specs = ["random", "greedy", "counting", "search:rollouts=4"][
+            : max(2, min(rules.num_players, 3))]
+        report = evaluate(specs, rules, games=12, seed=vi)
+        record += [_digest(report.results),
+                   _digest(json.dumps(report.to_json(), sort_keys=True, default=str))]
+    out["evaluate"] = _digest(record)
+    keys = ["s", "d", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "n", "trash", "", "t",
+            "x"]
+    texts, logs, replays = [], [], []
+    for vi, opts in enumerate([{}, {"call_trash": True}, {"num_players": 3, "call_trash": True}]):
+        rng = np.random.default_rng(vi)
+        lines = "\n".join(keys[int(i)] for i in rng.integers(len(keys), size=20_000)) + "\n"
+        flags = ["--seed", str(vi), "--opponents", "greedy" if vi != 2 else "counting"]
+        flags += ["--call-trash"] if opts.get("call_trash") else []
+        flags += ["--players", "3"] if opts.get("num_players") else []
+        with tempfile.TemporaryDirectory() as folder:
+            screen = io.StringIO()
+            log_path = folder + "/log.json"
+            code = terminal.main([*flags, "--log", log_path], stdin=io.StringIO(lines),
+                                 stdout=screen)
+            # the last line names the log's path, which differs from run to run
+            texts.append((code, _digest(screen.getvalue().rsplit("Game log written", 1)[0])))
+            with open(log_path, encoding="utf-8") as file:
+                log = json.load(file)
+            log.pop("written")
+            logs.append(_digest(json.dumps(log, sort_keys=True)))
+            shown = io.StringIO()
+            terminal.main(["--replay", log_path, "--no-pause"], stdout=shown)
+            replays.append(_digest(shown.getvalue().split("\n", 1)[1]))  # after the date line
+    out["play_text"], out["play_log"], out["replay_text"] = map(_digest, (texts, logs, replays))
+    record = []
+    for round_rewards in (False, True):
+        demos = train.collect_demonstrations("greedy", 300, ["counting"], 3, {"call_trash": True},
+                                             round_rewards=round_rewards, gamma=0.99)
+        record.append(_digest([x.tobytes() for x in demos]))
+    out["demos"] = _digest(record)
+    return out
+
+
+def compare_tables(rev: str) -> int:
+    """Export ``rev``'s tree, digest the tables of both trees in fresh processes, compare."""
+    import json
+    import os
+
+    folder = Path(tempfile.mkdtemp(prefix="trash_ref_tree_"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    digests = []
+    for tree in (folder, ROOT):
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        child = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--digest-of", str(tree)],
+            capture_output=True, text=True, cwd=tree, env=env, check=False,
+        )
+        if child.returncode:
+            raise SystemExit(f"digesting {tree} failed:\n{child.stderr[-3000:]}")
+        digests.append(json.loads(child.stdout))
+    old, new = digests
+    different = [name for name in old if old[name] != new.get(name)]
+    if different:
+        raise SystemExit(f"DIFFERENT from {rev}: {', '.join(different)}")
+    print(f"tables identical to {rev}: {', '.join(old)}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rev", default="HEAD")
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tables", action="store_true",
+                        help="compare whole games through every table (see the docstring)")
+    parser.add_argument("--digest-of", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.digest_of is not None:
+        import json
+
+        print(json.dumps(table_digests()))
+        return 0
+    if args.tables:
+        return compare_tables(args.rev)
     ref_engine, ref_obs = load_revision(args.rev)
     rng = np.random.default_rng(args.seed)
     steps = 0

@@ -216,13 +216,13 @@ def test_bad_play_flags_exit_2_naming_the_flag(argv, message, capsys):
 
 
 def _evaluate(argv: list[str], monkeypatch) -> int:
-    import agents.evaluation
+    import agents.tournament
     import evaluate
 
     def no_games(*args, **kwargs):
         raise AssertionError("a game was played before the flags were checked")
 
-    monkeypatch.setattr(agents.evaluation, "_play_deals", no_games)
+    monkeypatch.setattr(agents.tournament, "_play_deals", no_games)
     try:
         return evaluate.main([*argv, "--no-progress", "--quiet"])
     except SystemExit as stop:  # argparse's own errors

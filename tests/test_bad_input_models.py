@@ -444,7 +444,7 @@ EVALUATE_CASES = [
 @pytest.mark.parametrize(("argv", "message"), EVALUATE_CASES)
 def test_evaluate_flags_fail_before_playing_naming_the_flag(tmp_path, capsys, monkeypatch, argv,
                                                             message):
-    import agents.evaluation
+    import agents.tournament
 
     (tmp_path / "afile").write_text("a file")
     (tmp_path / "dir.safetensors").mkdir()
@@ -452,7 +452,7 @@ def test_evaluate_flags_fail_before_playing_naming_the_flag(tmp_path, capsys, mo
     def no_games(*args, **kwargs):
         raise AssertionError("a game was played before the flags were checked")
 
-    monkeypatch.setattr(agents.evaluation, "_play_deals", no_games)
+    monkeypatch.setattr(agents.tournament, "_play_deals", no_games)
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     assert evaluate_cli.main(argv + ["--no-progress"]) == 2
     err = capsys.readouterr().err

@@ -221,3 +221,29 @@ def test_without_entry_points_the_error_names_the_spec_and_import_agents() -> No
     assert "ERROR unknown agent 'greedy' in spec 'greedy'" in result.stdout
     assert "`import agents` registers the built-in bots" in result.stdout
     assert result.stdout.rstrip().endswith("OK")
+
+
+def test_loaders_resolve_suffixes_patterns_and_names(monkeypatch) -> None:
+    """A model format by file suffix (any case), a family of names by pattern and one name:
+    each reaches its loader with the name, seed and raw options; the labels are listed."""
+    import agents  # noqa: F401  (the built-ins, for the listing)
+    from trash_env import agent as registry
+
+    calls = []
+
+    def loader(name, seed, raw):
+        calls.append((name, seed, raw))
+        return registry.Agent(seed)
+
+    monkeypatch.setattr(registry, "_SUFFIX_LOADERS", dict(registry._SUFFIX_LOADERS))
+    monkeypatch.setattr(registry, "_PATTERN_LOADERS", dict(registry._PATTERN_LOADERS))
+    monkeypatch.setattr(registry, "_NAME_LOADERS", dict(registry._NAME_LOADERS))
+    registry.register_agent_loader(".probe", loader)
+    registry.register_agent_loader("probe_Np", loader, pattern=r"probe_[0-9]p")
+    registry.register_agent_loader("probeonly", loader)
+    registry.make_agent("dir/M.PROBE:x=1", seed=3)
+    registry.make_agent("probe_4p", seed=4)
+    registry.make_agent("probeonly")
+    assert calls == [("dir/M.PROBE", 3, {"x": "1"}), ("probe_4p", 4, {}), ("probeonly", None, {})]
+    with pytest.raises(ValueError, match=r"unknown agent 'probe_10p'.*probe_Np.*PATH\.probe"):
+        registry.make_agent("probe_10p")

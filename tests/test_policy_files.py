@@ -1,5 +1,5 @@
 """Model files (agents/policy.py): a ``.safetensors`` with the sidecar inside, rebuilt as a NumPy
-actor from the sidecar alone; the shipped pretrained agent converted without changing a move;
+actor from the sidecar alone; the shipped pretrained agents pinned to their files and moves;
 atomic writes; the explicit opt-in converter for one's own ``.zip``."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from agents.policy import (
     load_policy_agent,
     load_tensors,
     network_tensors,
+    pretrained_path,
     read_sidecar,
     write_policy,
 )
@@ -105,18 +106,30 @@ def test_loading_needs_neither_torch_nor_stable_baselines3(tmp_path):
     assert "loaded 2" in result.stdout
 
 
-# The old pretrained .zip (SB3, torch) played these 9,959 learner decisions (120 solo episodes
-# against greedy and random, seeds 0-59, one deal and whole games); the SHA-256 of its argmax
-# actions, measured before the conversion. The converted file must make every move the same.
-PRETRAINED_ACTIONS = (9959, "b7af01b842dd294a446708a1aabd66638e02b3c130e4f735c957f8f3d675eadc")
+# What each shipped model played when it was shipped: (players, episodes per kind) -> learner
+# decisions and the SHA-256 of its argmax actions in solo episodes against greedy and random
+# (seeds 0 to episodes - 1, one-deal and whole games), and the SHA-256 of the model file. A
+# changed file or a changed NumPy forward pass fails here.
+PRETRAINED_PINS = {
+    2: (60, 6545, "5e49c07f0fd22a303b08f9a7afd9e7bf58db76854162aead059f146eb5af4711",
+        "99ae95d28555a891c8d863ba670d2f807b88e88bec67c88179dcc9724613aff0"),
+    3: (10, 1134, "91a976d2cb92f2a09c7f0eaadfd4f45257dab907dd2c267bcbcdf20fdd268ce6",
+        "9f46fbe0c6e3d3c6c72072fa71729908dd4d2a06c677d24d6b7b84864c4bf7cc"),
+    4: (10, 1271, "109c8989d5ba71ff784d3417879afe2cd0758c5519d2f8c68ad554bab3e8cac1",
+        "72b2595f3c94e09dab7eb0b4edb284e032e370c2dfd999bab93749d813222ac3"),
+}
 
 
-def test_the_converted_pretrained_agent_makes_the_old_models_moves():
-    agent = make_agent("pretrained")
+@pytest.mark.parametrize("players", sorted(PRETRAINED_PINS))
+def test_the_shipped_pretrained_agents_make_their_pinned_moves(players):
+    episodes, decisions, moves, file_hash = PRETRAINED_PINS[players]
+    path = pretrained_path(players)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == file_hash
+    agent = make_agent(f"pretrained_{players}p")
     actions = []
     for episode in ("round", "game"):
-        env = TrashSoloEnv(opponents=["greedy", "random"], episode=episode)
-        for seed in range(60):
+        env = TrashSoloEnv(opponents=["greedy", "random"], episode=episode, num_players=players)
+        for seed in range(episodes):
             obs, _ = env.reset(seed=seed)
             done = False
             while not done:
@@ -124,14 +137,17 @@ def test_the_converted_pretrained_agent_makes_the_old_models_moves():
                 actions.append(action)
                 obs, _, terminated, truncated, _ = env.step(action)
                 done = terminated or truncated
-    assert (len(actions), hashlib.sha256(bytes(actions)).hexdigest()) == PRETRAINED_ACTIONS
+    assert (len(actions), hashlib.sha256(bytes(actions)).hexdigest()) == (decisions, moves)
 
 
 def test_the_package_ships_no_pickled_model():
     models = sorted(p.name for p in PRETRAINED.parent.iterdir())
-    assert models == ["pretrained_2p.json", "pretrained_2p.safetensors"]
-    tensors, sidecar = load_tensors(PRETRAINED)
-    assert sidecar["network"]["hidden"] == [128, 128] and len(tensors) == 12
+    assert models == [f"pretrained_{n}p.{ext}" for n in (2, 3, 4) for ext in ("json",
+                                                                           "safetensors")]
+    for n in (2, 3, 4):
+        tensors, sidecar = load_tensors(pretrained_path(n))
+        assert sidecar["network"]["hidden"] == [128, 128] and len(tensors) == 12
+        assert sidecar["num_players"] == n
 
 
 def test_a_failed_write_leaves_the_previous_model_whole(tmp_path, monkeypatch):

@@ -235,8 +235,8 @@ def test_reset_with_a_seed_replays_the_same_episodes() -> None:
 
 
 def test_a_policy_for_another_table_size_is_refused() -> None:
-    with pytest.raises(ValueError, match="trained for observations of size"):
-        TrashVecEnv(2, ["pretrained"], num_players=3)
+    with pytest.raises(ValueError, match="trained for 2 players, but this game has 3"):
+        TrashVecEnv(2, ["pretrained_2p"], num_players=3)
 
 
 def test_shaping_matches_the_solo_wrapper_and_keeps_the_true_return() -> None:

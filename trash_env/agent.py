@@ -9,7 +9,7 @@ builds on this module. An agent is an object with
   mask and a :class:`trash_env.view.PublicView` (public information only);
 - ``reset(seed=None)``: called before every game, reseeding the agent's own generator;
 - ``uses_observation``: False for agents that decide from the view and mask alone, so that the
-  tables seating them skip encoding the observation (a third of an opponent's cost);
+  tables seating them skip encoding the observation (docs/agents.md says what it saves);
 - ``name``: a short label for tables and reports.
 
 :class:`Agent` is the base class that implements it (``agents.base.Agent`` is this class).
@@ -26,6 +26,7 @@ either, ``import agents`` registers the built-ins, and the error for an unknown 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +69,7 @@ _FACTORIES: dict[str, tuple[Factory, dict[str, type]]] = {}
 # "pretrained" whose loader parses its own options: key -> (loader, listed in errors).
 _SUFFIX_LOADERS: dict[str, tuple[Loader, bool]] = {}
 _NAME_LOADERS: dict[str, Loader] = {}
+_PATTERN_LOADERS: dict[str, tuple[re.Pattern[str], Loader]] = {}  # label -> (pattern, loader)
 _entry_points_loaded = False
 _entry_points_found = False
 
@@ -79,12 +81,17 @@ def register_agent(name: str, factory: Factory, **options: type) -> None:
     _FACTORIES[name] = (factory, options)
 
 
-def register_agent_loader(key: str, loader: Loader, listed: bool = True) -> None:
+def register_agent_loader(
+    key: str, loader: Loader, listed: bool = True, pattern: str | None = None
+) -> None:
     """Make ``loader(name, seed, raw_options)`` build the agents of specs whose name ends in
-    ``key`` (a file suffix such as ``".safetensors"``, matched case-insensitively) or, for a
-    key without a leading dot, whose name is ``key``. ``listed=False`` keeps it out of the
-    "known agents" of error messages (a format that is only ever refused)."""
-    if key.startswith("."):
+    ``key`` (a file suffix such as ``".safetensors"``, matched case-insensitively), whose
+    name matches the regular expression ``pattern`` in full (``key`` is then its label in
+    error messages, e.g. ``"pretrained_Np"``), or else whose name is ``key``. ``listed=False``
+    keeps a suffix out of the "known agents" of error messages (a format only ever refused)."""
+    if pattern is not None:
+        _PATTERN_LOADERS[key] = (re.compile(pattern), loader)
+    elif key.startswith("."):
         _SUFFIX_LOADERS[key.lower()] = (loader, listed)
     else:
         _NAME_LOADERS[key] = loader
@@ -169,6 +176,9 @@ def _find(name: str) -> tuple[str, Any] | None:
             return "loader", loader
     if name in _NAME_LOADERS:
         return "loader", _NAME_LOADERS[name]
+    for pattern, loader in _PATTERN_LOADERS.values():
+        if pattern.fullmatch(name):
+            return "loader", loader
     if name in _FACTORIES:
         return "factory", _FACTORIES[name]
     return None
@@ -179,6 +189,7 @@ def known_agents() -> list[str]:
     return (
         sorted(_FACTORIES)
         + sorted(_NAME_LOADERS)
+        + list(_PATTERN_LOADERS)
         + ["PATH" + suffix for suffix, (_, listed) in _SUFFIX_LOADERS.items() if listed]
     )
 

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, card_name, rank_totals
+from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
 from trash_env.rules import MAX_PLAYERS, Rules
 
 # Slot states, per player and slot.
@@ -74,7 +74,7 @@ class Event(NamedTuple):
 
 
 # ``Event(...)`` goes through the NamedTuple's Python-level ``__new__``; the C-level
-# ``tuple.__new__(Event, fields)`` builds the same Event at half the cost.
+# ``tuple.__new__(Event, fields)`` builds the same Event without it (docs/benchmarks.md).
 _new_tuple = tuple.__new__
 
 # Events are immutable, so the ones every turn logs are built once here and shared: an Event
@@ -121,65 +121,14 @@ EVENT_KINDS = (
 )
 
 
-# The event kinds whose ``card`` field is a card (a rank), for describe_event.
-_CARD_KINDS = frozenset(
-    ("draw_stock", "take_discard", "place", "wild", "swap", "pickup", "decline", "discard",
-     "penalty", "reveal")
-)
+def __getattr__(name: str) -> object:
+    """``describe_event`` moved to :mod:`trash_env.text` (presentation is not the engine's);
+    this keeps ``from trash_env.engine import describe_event`` working."""
+    if name == "describe_event":
+        from trash_env.text import describe_event
 
-
-def describe_event(event: Event, player_names: Sequence[str] | None = None) -> str:
-    """A sentence for an event, with cards named as people name them."""
-    who = (
-        player_names[event.player]
-        if player_names is not None and event.player >= 0
-        else f"player {event.player}"
-    )
-    kind = event.kind
-    # Only these kinds carry a card in ``card``: reshuffle holds a count of cards and game_over
-    # a count of winners, which must never be looked up as ranks (14+ would not be a card).
-    card = card_name(event.card) if kind in _CARD_KINDS and 0 <= event.card < NUM_RANKS else ""
-    slot = event.slot + 1
-    if kind == "deal":
-        return f"deal {event.slot + 1}: {who} plays first"
-    if kind == "draw_stock":
-        return f"{who} drew {card} from the stock"
-    if kind == "take_discard":
-        return f"{who} took {card} from the discard pile"
-    if kind == "place":
-        return f"{who} placed {card} in slot {slot}"
-    if kind == "wild":
-        return f"{who} laid the wild {card} on slot {slot}"
-    if kind == "swap":
-        return f"{who} swapped {card} into slot {slot} and took back the wild"
-    if kind == "pickup":
-        return f"{who} picked up {card} from slot {slot}"
-    if kind == "decline":
-        return f"{who} declined to swap {card}"
-    if kind == "discard":
-        return f"{who} discarded {card}"
-    if kind == "reshuffle":
-        cards = f"{event.card} card{'' if event.card == 1 else 's'}"
-        return f"the stock ran out: {cards} shuffled into a new stock"
-    if kind == "call":
-        return f'{who} called "Trash!"'
-    if kind == "penalty":
-        return f"{who} forgot to call and drew the penalty card {card}"
-    if kind == "claim":
-        return f"{who} claims the round"
-    if kind == "round_won":
-        return f"{who} won the round"
-    if kind == "free_draws":
-        return f"{who} gets free turns to complete the layout"
-    if kind == "reveal":
-        return f"{who} turned up {card} in slot {slot}"
-    if kind == "shrink":
-        return f"{who} now has a layout of {event.slot}"
-    if kind == "game_over":
-        return "the game is over"
-    if kind == "truncated":
-        return "the game was cut off at the turn limit"
-    return kind
+        return describe_event
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Game:

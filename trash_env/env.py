@@ -37,7 +37,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Game
+from trash_env.engine import NUM_ACTIONS, Game
+from trash_env.match import Match, final_info
 from trash_env.observation import (
     action_mask,
     encode_observation,
@@ -50,7 +51,6 @@ from trash_env.rules import Rules
 RENDER_MODES = ("ansi", "human", "rgb_array")
 ENV_OPTIONS = ("render_mode", "round_rewards")
 ILLEGAL_REWARD = -1
-_CALL = Decision.CALL  # a module constant: enum-class attribute reads are slow
 
 
 def env(**options: Any) -> AECEnv:
@@ -273,7 +273,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self.possible_agents = [f"player_{p}" for p in range(n)]
         self._index = {agent: p for p, agent in enumerate(self.possible_agents)}
         # The agents' observation spaces are identical: one object serves them all (a Box holds
-        # its bounds as arrays, ~9 KB per agent). Action spaces are tiny and stay per agent.
+        # its bounds as arrays; docs/benchmarks.md). Action spaces are tiny and stay per agent.
         observation_space = spaces.Dict(
             {
                 "observation": spaces.Box(0.0, 1.0, (observation_size(n),), np.float32),
@@ -287,7 +287,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self._rng = np.random.default_rng()
         self._steps = 0  # env steps since reset: the observation cache key
         self._obs_cache: dict[str, tuple[int, dict[str, np.ndarray]]] = {}
-        self._deals_paid = 0
+        self._match: Match | None = None
         self._paid = False  # whether self.rewards holds a payment (most steps pay nobody)
         self._last_events = 0  # index in game.events where the last step's events begin
 
@@ -308,6 +308,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.game = Game(self.rules, seed=int(self._rng.integers(2**63)))
+        # Every seat decides outside the match (the caller's agents): it answers the call
+        # and pays the deals.
+        self._match = Match(self.game, round_rewards=self.round_rewards)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -317,7 +320,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self._set_live_infos()
         self._steps = 0
         self._obs_cache = {}
-        self._deals_paid = 0
         self._paid = False
         self._last_events = 0
         self._settle()
@@ -392,13 +394,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
     def _settle(self) -> None:
         """After the engine moved: answer calls, pay finished deals, end or pass the turn."""
         game = self.game
-        while game.decision is _CALL:
-            game.step(CALL_TRASH)
-        if self.round_rewards:
-            results = game.round_results
-            while self._deals_paid < len(results):
-                self._pay(game.shares_to_returns(results[self._deals_paid]))
-                self._deals_paid += 1
+        paid = self._match.settle()
+        if paid is not None:
+            self._pay(paid)
         if game.deal_number != self._info_deal and not game.done:
             self._set_live_infos()  # a deal ended: rounds_won changed
         if game.done:
@@ -437,14 +435,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         """The same keys as every step's infos, so that batching libraries (Tianshou's buffer)
         stack them: ``placing`` an int (1 = won; 0 if truncated), ``winners`` an int8 mask over
         the seats, ``rounds_won`` an int, ``truncated`` a bool."""
-        game = self.game
         for p, agent in enumerate(self.possible_agents):
-            winners = np.zeros(len(self.possible_agents), np.int8)
-            winners[list(game.winners)] = 1
-            winners.flags.writeable = False
-            self.infos[agent] = {
-                "placing": 0 if game.placings is None else int(game.placings[p]),
-                "winners": winners,
-                "rounds_won": int(game.rounds_won[p]),
-                "truncated": bool(game.truncated),
-            }
+            info = final_info(self.game, p)
+            info["winners"].flags.writeable = False
+            self.infos[agent] = info

@@ -14,9 +14,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from trash_env.cards import NUM_SLOTS, card_short
-from trash_env.engine import DOWN, NATURAL, WILD_UP, Decision, Game, describe_event
+from trash_env.engine import DOWN, NATURAL, WILD_UP, Decision, Game
+from trash_env.text import (  # noqa: F401  (printable: re-exported for its users)
+    ABSENT_RENDER,
+    ROW,
+    describe_event,
+    legend,
+    printable,
+    slot_mark,
+)
 
-ROW = 5  # slots per layout row
 MAX_EVENTS = 12  # event lines shown
 
 DECISION_TEXT = {
@@ -26,28 +33,14 @@ DECISION_TEXT = {
     Decision.CALL: 'call "Trash!"',
 }
 
-LEGEND = "## face-down   (J) wild face-up   .. not in the layout   > to act"
-
-
-def printable(text: str) -> str:
-    """``text`` with every control or other non-printable character escaped as Python writes
-    it (``\\x1b``, ``\\n``, ``\\u202e``): names from files, specs and the command line must
-    never drive the terminal they are printed on."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+LEGEND = legend(ABSENT_RENDER)
 
 
 def cell(game: Game, player: int, slot: int) -> str:
-    """Four characters for one slot: face-down, natural, wild or absent."""
-    state = game.state[player][slot]
-    if state == DOWN:
-        return " ## "
-    if state == NATURAL:
-        return f" {card_short(game.layout[player][slot]):<3}"
-    if state == WILD_UP:
-        return f"({card_short(game.layout[player][slot])})".ljust(4)
-    return " .. "
+    """Four characters for one slot (:func:`trash_env.text.slot_mark`): face-down, natural,
+    wild or absent."""
+    mark = slot_mark(game.state[player][slot], game.layout[player][slot], ABSENT_RENDER)
+    return mark.ljust(4) if mark.startswith("(") else f" {mark:<3}"
 
 
 def _cards(count: int) -> str:

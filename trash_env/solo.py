@@ -37,16 +37,15 @@ import numpy as np
 from gymnasium import spaces
 
 from trash_env.agent import Agent, make_agent
-from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Game
+from trash_env.engine import NUM_ACTIONS, Game
+from trash_env.match import Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation, observation_size
 from trash_env.rules import Rules
-from trash_env.view import PublicView
 
 OpponentEntry = Any  # a spec string, or a trash_env.agent.Agent instance
 MAX_REDEALS = 1000
 ILLEGAL = ("lose", "raise")
 ILLEGAL_REWARD = -1.0
-_CALL = Decision.CALL  # a module constant: enum-class attribute reads are slow
 
 
 def solo_rules(seat: object, round_rewards: object, options: dict[str, Any]) -> Rules:
@@ -116,6 +115,7 @@ class TrashSoloEnv(gym.Env):
         self.deal_seed = 0
         self.table: list[Any] = []  # the agent of every seat this episode (None: the learner)
         self._deals_paid = 0
+        self._match: Match | None = None
         self._last_events = 0
 
     # ------------------------------------------------------------------ opponents
@@ -188,6 +188,7 @@ class TrashSoloEnv(gym.Env):
                     agent.reset(int(rng.integers(2**63)))
             self.deal_seed = int(rng.integers(2**63))  # the Game's seed: duplicate deals
             self.game = Game(self.rules, seed=self.deal_seed)
+            self._match = None
             self._deals_paid = 0
             self._last_events = 0
             self._illegal = False
@@ -267,23 +268,20 @@ class TrashSoloEnv(gym.Env):
     def _advance(self) -> float:
         """Answer calls and play the opponents until the learner decides or the game ends;
         return the deal rewards paid meanwhile (``round_rewards`` only)."""
-        game, seat, table = self.game, self.seat, self.table
-        reward = 0.0
-        while True:
-            while game.decision is _CALL:
-                game.step(CALL_TRASH)
-            if self.round_rewards:
-                results = game.round_results
-                while self._deals_paid < len(results):
-                    reward += game.shares_to_returns(results[self._deals_paid])[seat]
-                    self._deals_paid += 1
-            if game.done or game.current == seat:
-                return reward
-            p = game.current
-            agent = table[p]
-            observation = encode_observation(game, p) if agent.uses_observation else None
-            move = agent.act(observation, action_mask(game, p), PublicView(game, p))
-            game.step(int(move))
+        match = self._match
+        if match is None or match.game is not self.game:
+            # A new episode (or a game and table set by hand, or an env unpickled from a version
+            # without the match, see __setstate__): seat the table; deals paid stay paid.
+            match = self._match = Match(self.game, self.table, round_rewards=self.round_rewards)
+            match.deals_paid = getattr(self, "_deals_paid", 0)
+        paid = match.advance()
+        return 0.0 if paid is None else paid[self.seat]
+
+    def __setstate__(self, state: dict) -> None:
+        """An env pickled before the match runner (a train.py checkpoint) has no ``_match``:
+        the next step seats its table from ``game``, ``table`` and ``_deals_paid``."""
+        state.setdefault("_match", None)
+        self.__dict__.update(state)
 
     def _observe(self) -> np.ndarray:
         return encode_observation(self.game, self.seat)
@@ -292,16 +290,20 @@ class TrashSoloEnv(gym.Env):
         """The same keys, types and shapes on every step (batching libraries such as Tianshou
         stack infos): before the end ``placing`` is 0 and the winner mask all zero."""
         game, seat = self.game, self.seat
-        winners = np.zeros(self.rules.num_players, np.int8)
         if game.done:
-            winners[list(game.winners)] = 1
+            info = final_info(game, seat)
+            won = bool(info["winners"][seat])
+        else:  # every step but the last: no result yet (written out, it is the common case)
+            info = {"placing": 0, "winners": np.zeros(self.rules.num_players, np.int8),
+                    "rounds_won": int(game.rounds_won[seat]), "truncated": False}
+            won = False
         return {
             "seat": seat,
             "action_mask": action_mask(game, seat),
             "illegal_action": self._illegal,
-            "winners": winners,
-            "won": bool(winners[seat]),
-            "placing": 0 if game.placings is None else int(game.placings[seat]),
-            "rounds_won": int(game.rounds_won[seat]),
-            "truncated": bool(game.truncated),
+            "winners": info["winners"],
+            "won": won,
+            "placing": info["placing"],
+            "rounds_won": info["rounds_won"],
+            "truncated": info["truncated"],
         }

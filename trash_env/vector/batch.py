@@ -30,10 +30,10 @@ from trash_env.vector._pcg import RNG_WORDS, state_of
 NUM_ACTIONS = 13
 
 
-# Few record layouts for all rules: numba compiles its kernels once per record type (~20 s,
-# then cached on disk), so every game has room for 6 players, and the piles room for 2 decks
-# with jokers or, when the rules need more, 12 (about 0.5 or 1.5 KiB a game). The players and
-# cards beyond the rules are never touched.
+# Few record layouts for all rules: numba compiles its kernels once per record type (then
+# cached on disk; docs/vector.md), so every game has room for 6 players, and the piles room
+# for 2 decks with jokers or, when the rules need more, 12 (about 0.5 or 1.5 KiB a game). The
+# players and cards beyond the rules are never touched.
 CARD_CAPACITIES = (2 * 54, 12 * 54)
 
 

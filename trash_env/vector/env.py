@@ -191,6 +191,9 @@ class SoloBatch:
         classified = [_classify(entry) for entry in pool]
         size = observation_size(self.rules.num_players)
         for entry, (_, _, policy) in zip(pool, classified, strict=True):
+            check = getattr(policy.source, "check_rules", None) if policy is not None else None
+            if check is not None:  # a PolicyAgent: refuses another player count (pretrained
+                check(self.rules)  # picks its count's model) and warns on untrained rules
             wanted = getattr(policy.source, "input_size", size) if policy is not None else size
             if wanted != size:
                 raise ValueError(
