@@ -233,6 +233,7 @@ def test_dummy_path_trains_with_the_shaping_wrapper(tmp_path) -> None:
     out = tmp_path / "d.safetensors"
     argv = ["--vec", "dummy", "--timesteps", "512", "--envs", "2", "--n-steps", "128",
             "--batch-size", "128", "--epochs", "1", "--start-size", "3", "--shaping", "1",
+            "--shaping-until", "0.5",
             "--eval-every", "0", "--final-deals", "2", "--workers", "1", "--opponents",
             "greedy", "--checkpoint-every", "256", "--no-progress", "--out", str(out)]
     assert train.main(argv) == 0
