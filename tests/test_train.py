@@ -231,10 +231,10 @@ def test_resume_skips_a_damaged_last_checkpoint_and_uses_the_previous_one(
 def test_resume_refuses_flags_that_would_change_the_weights(tiny_run, tmp_path, capsys):
     checkpoint = tiny_run.parent / "a_checkpoints" / "step_000000256.ckpt"
     code = train.main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
-                              str(checkpoint), "--lr", "0.001"])
+                              str(checkpoint), "--lr", "0.0005"])
     assert code == 2
     err = capsys.readouterr().err
-    assert "--lr 0.0001 (given 0.001)" in err
+    assert "--lr 0.001 (given 0.0005)" in err  # the checkpoint's: train.py's default lr
 
 
 def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
