@@ -132,3 +132,17 @@ def test_the_site_nav_lists_every_page_and_the_api_pages_name_real_modules():
     for module in ("trash_env.engine", "trash_env.env", "trash_env.solo", "trash_env.vector",
                    "agents.base", "agents.evaluation"):
         assert module in modules
+
+
+def test_the_readme_starts_with_the_two_set_up_commands():
+    # A newcomer's first code block: train on defaults, and the suite as .ci/run runs it.
+    text = (ROOT / "README.md").read_text()
+    first = re.search(r"```\w*\n(.*?)```", text, re.S)
+    assert first is not None and text.index("## Set-up") < first.start()
+    assert not re.search(r"^## ", text[: text.index("## Set-up")], re.M)  # the first section
+    commands = [line.split("#")[0].strip() for line in first.group(1).splitlines()]
+    assert commands == [
+        'pip install torch==2.13.0 && pip install -e ".[train]" && python train.py',
+        'pip install torch==2.13.0 && pip install -e ".[test]" && pytest',
+    ]
+    assert re.search(r"^pytest$", (ROOT / ".ci" / "run").read_text(), re.M)  # bare, as told

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Sequence
 import numpy as np
 
 from trash_env.agent import Agent
-from trash_env.engine import CALL_TRASH, Decision, Game
+from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Game
 from trash_env.observation import action_mask, encode_observation
 from trash_env.view import PublicView
 
@@ -91,27 +91,22 @@ class Match:
         game = self.game
         if game.decision is _CALL and game.current not in self.own_calls:
             self._answer_calls()
-        if not self.round_rewards:
-            return None
-        results = game.round_results
-        if self.deals_paid == len(results):
-            return None
-        paid = [0.0] * game.num_players
-        while self.deals_paid < len(results):
-            shares = game.shares_to_returns(results[self.deals_paid])
-            for p in range(game.num_players):
-                paid[p] += shares[p]
-            self.deals_paid += 1
-        return paid
+        if self.round_rewards and self.deals_paid < len(game.round_results):
+            return self._pay_deals()
+        return None
 
     def advance(self) -> list[float] | None:
         """Play the seated agents until a seat without one must act or the game ends; return
         the deal payments made meanwhile (as :meth:`settle`)."""
+        # settle() written out: this loop runs once per opponent move in the solo env.
         game, agents, views = self.game, self.agents, self.views
+        own_calls, round_rewards, results = self.own_calls, self.round_rewards, game.round_results
         total = None
         while True:
-            paid = self.settle()
-            if paid is not None:
+            if game.decision is _CALL and game.current not in own_calls:
+                self._answer_calls()
+            if round_rewards and self.deals_paid < len(results):
+                paid = self._pay_deals()
                 total = paid if total is None else [a + b for a, b in zip(total, paid, strict=True)]
             if game.done:
                 return total
@@ -122,7 +117,7 @@ class Match:
             mask = action_mask(game, p)
             observation = encode_observation(game, p) if agent.uses_observation else None
             action = int(agent.act(observation, mask, views[p]))
-            if not 0 <= action < len(mask) or not mask[action]:
+            if not (0 <= action < NUM_ACTIONS and mask[action]):
                 spec = getattr(agent, "spec", agent.name)
                 raise ValueError(
                     f"agent {spec!r} at seat {p} chose illegal action {action} at a "
@@ -131,6 +126,17 @@ class Match:
             if self.on_action is not None:
                 self.on_action(p, action)
             game.step(action)
+
+    def _pay_deals(self) -> list[float]:
+        game = self.game
+        results, n = game.round_results, game.num_players
+        paid = [0.0] * n
+        while self.deals_paid < len(results):
+            shares = game.shares_to_returns(results[self.deals_paid])
+            for p in range(n):
+                paid[p] += shares[p]
+            self.deals_paid += 1
+        return paid
 
     def play(self) -> Game:
         """Play the whole game (every seat must hold an agent); return the finished game."""

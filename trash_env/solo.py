@@ -268,14 +268,20 @@ class TrashSoloEnv(gym.Env):
     def _advance(self) -> float:
         """Answer calls and play the opponents until the learner decides or the game ends;
         return the deal rewards paid meanwhile (``round_rewards`` only)."""
-        match = getattr(self, "_match", None)
-        if match is None or match.game is not self.game or match.agents != self.table:
-            # A new episode (or a table set by hand, or an env unpickled from a version
-            # without the match): seat the table; deals already paid stay paid.
+        match = self._match
+        if match is None or match.game is not self.game:
+            # A new episode (or a game and table set by hand, or an env unpickled from a version
+            # without the match, see __setstate__): seat the table; deals paid stay paid.
             match = self._match = Match(self.game, self.table, round_rewards=self.round_rewards)
             match.deals_paid = getattr(self, "_deals_paid", 0)
         paid = match.advance()
         return 0.0 if paid is None else paid[self.seat]
+
+    def __setstate__(self, state: dict) -> None:
+        """An env pickled before the match runner (a train.py checkpoint) has no ``_match``:
+        the next step seats its table from ``game``, ``table`` and ``_deals_paid``."""
+        state.setdefault("_match", None)
+        self.__dict__.update(state)
 
     def _observe(self) -> np.ndarray:
         return encode_observation(self.game, self.seat)
@@ -284,15 +290,20 @@ class TrashSoloEnv(gym.Env):
         """The same keys, types and shapes on every step (batching libraries such as Tianshou
         stack infos): before the end ``placing`` is 0 and the winner mask all zero."""
         game, seat = self.game, self.seat
-        result = final_info(game, seat)
-        winners = result["winners"]
+        if game.done:
+            info = final_info(game, seat)
+            won = bool(info["winners"][seat])
+        else:  # every step but the last: no result yet (written out, it is the common case)
+            info = {"placing": 0, "winners": np.zeros(self.rules.num_players, np.int8),
+                    "rounds_won": int(game.rounds_won[seat]), "truncated": False}
+            won = False
         return {
             "seat": seat,
             "action_mask": action_mask(game, seat),
             "illegal_action": self._illegal,
-            "winners": winners,
-            "won": bool(winners[seat]),
-            "placing": result["placing"],
-            "rounds_won": result["rounds_won"],
-            "truncated": result["truncated"],
+            "winners": info["winners"],
+            "won": won,
+            "placing": info["placing"],
+            "rounds_won": info["rounds_won"],
+            "truncated": info["truncated"],
         }
