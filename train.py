@@ -1,32 +1,39 @@
 """Train a Trash agent with MaskablePPO against bots and frozen snapshots of itself.
 
-    python train.py                       # the default run: a few minutes on 2 cores
+    python train.py                       # the default run: from scratch, under 15 min on 2 cores
     python train.py --episode round --timesteps 3000000 --out runs/long/model.safetensors
-    python train.py --imitate none --lr 3e-4 --ent-coef 0.01   # pure RL from a random policy
+    python train.py --imitate greedy --lr 1e-4 --ent-coef 0.001 --shaping 0   # warm start
 
 Why it is built this way:
 
 - The learner plays :class:`trash_env.solo.TrashSoloEnv` (one seat; the opponents act inside
   ``step``) on ``--envs`` parallel envs: by default (``--vec batched``) all of them in one
-  :class:`trash_env.vector.TrashVecEnv`, the batched engine (64 envs x 32 steps per rollout),
-  or, when the pool holds agents the batch does not play (``search``, ``human``) or with
-  ``--vec dummy|subproc``, a DummyVecEnv/SubprocVecEnv of ``Monitor(TrashSoloEnv)`` (4 envs x
-  512 steps): the same 2,048-sample rollouts and PPO updates either way. Each opponent seat
+  :class:`trash_env.vector.TrashVecEnv`, the batched engine (256 envs x 16 steps per rollout,
+  minibatches of 1,024, 2 epochs: cheap updates, many steps), or, when the pool holds agents
+  the batch does not play (``search``, ``human``) or with ``--vec dummy|subproc``, a
+  DummyVecEnv/SubprocVecEnv of ``ProgressShaping(Monitor(TrashSoloEnv))`` (4 envs x 512
+  steps). Each opponent seat
   draws, per episode, one entry of the ``--opponents`` list; ``self`` stands for the
   self-play pool: the last ``--pool-size`` snapshots of the learner, saved after the PPO
   update at every ``--snapshot-every`` steps and pushed to every env (``set_opponents``),
   played by sampling from their masked policy.
 - MaskablePPO always sees the action mask, so every action is legal.
-- Warm start (``--imitate greedy``, the default): the reward is a +-1 result decided mostly by
-  the luck of the deal, so PPO from a random policy needs millions of steps to discover even
-  "take the discard when it fits". Fitting the actor to a bot's moves first (and the critic to
-  the results) starts PPO from the bot's level; PPO then optimises the unchanged zero-sum reward.
-- Rewards are the zero-sum result of the episode. In whole-game episodes (the default rules)
-  ``--round-rewards`` (on by default there) also pays every deal its zero-sum result, as the
-  AEC env's ``round_rewards`` does: the same game, with the outcome of each deal visible.
-- Every ``--eval-every`` steps the deterministic policy is evaluated against ``greedy`` on
-  duplicate deals (agents/evaluation.py); the figures go to the CSV log and the learning-curve
-  PNG. At the end it is evaluated against ``random`` and ``greedy`` and saved as a
+- From scratch by default: the reward is a +-1 result decided mostly by the luck of the deal,
+  so PPO from a random policy needs millions of steps to discover even "take the discard when
+  it fits". Two helps: throughput (the batched env with large rollouts and minibatches), and
+  an optional SHAPED reward (``--shaping``, on by default; agents/shaping.py): progress
+  through the deal (own face-up share minus the opponents' mean) paid at every step,
+  telescoping to each deal's end, annealed to 0 at ``--shaping-until`` of the run so the last
+  updates see the true reward alone. Warm start (``--imitate greedy``): fitting the actor to a
+  bot's moves first (and the critic to the results) starts PPO from the bot's level.
+- Rewards are the zero-sum result of the episode (plus the shaping while it lasts). In
+  whole-game episodes (the default rules) ``--round-rewards`` (on by default there) also pays
+  every deal its zero-sum result, as the AEC env's ``round_rewards`` does. The episode figures
+  logged are the true rewards; the shaping's sum is logged apart.
+- At step 0 and every ``--eval-every`` steps the deterministic policy is evaluated against
+  ``greedy`` and ``random`` on duplicate deals (agents/evaluation.py); the figures go to the
+  CSV log and the learning-curve PNG (win rates with 95% bands, training reward, steps/s). At
+  the end it is evaluated against ``random`` and ``greedy`` and saved as a
   ``.safetensors`` model (tensors only, the sidecar inside; agents/policy.py) with a readable
   ``.json`` copy of the sidecar (rules, network, observation version and size, timesteps, seed,
   evaluation figures). Every file is written atomically (temp file + rename): a killed run
@@ -65,9 +72,15 @@ MAX_ENVS = 256
 MAX_DEALS = 10**6
 MAX_SAMPLES = 10**7
 VEC_CHOICES = ("batched", "dummy", "subproc")
-# Per --vec path: (--envs, --n-steps) when not given. Both give 2,048-sample rollouts, so the
-# PPO updates are the same; the batched env pays off with many envs (docs/vector.md).
-PATH_DEFAULTS = {"batched": (64, 32), "dummy": (4, 512), "subproc": (4, 512)}
+# Per --vec path: (--envs, --n-steps) when not given. The batched env pays off with many envs
+# (docs/vector.md): 256 x 16 = 4,096-sample rollouts; the one-process paths keep 4 x 512.
+PATH_DEFAULTS = {"batched": (256, 16), "dummy": (4, 512), "subproc": (4, 512)}
+DEFAULT_BATCH_SIZE = 1024  # or the whole rollout when that is smaller
+GAE_LAMBDA = 0.95
+# The default run learns from scratch with the progress shaping (agents/shaping.py), annealed
+# to 0 at half the run; docs/training.md has the experiments behind these values.
+DEFAULT_SHAPING = 2.0
+DEFAULT_SHAPING_UNTIL = 0.5
 
 
 class _Default(int):
@@ -87,20 +100,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a Trash agent (MaskablePPO) against bots and snapshots of itself.",
     )
     add = parser.add_argument
-    add("--timesteps", type=int, default=300_000, help="total learner steps (default: 300000)")
+    add("--timesteps", type=int, default=6_000_000,
+        help="total learner steps (default: 6000000)")
     add("--seed", type=int, default=0, help="seed of everything (default: 0)")
     add("--envs", type=int, default=_Default(4),
-        help="parallel envs (default: 64 with --vec batched, 4 with dummy or subproc; on "
+        help="parallel envs (default: 256 with --vec batched, 4 with dummy or subproc; on "
         "--resume, the checkpoint's)")
     add("--vec", choices=VEC_CHOICES, default=None,
         help="batched: one TrashVecEnv (trash_env.vector, the batched engine; needs numba) "
         "whenever the opponent pool allows it (random, greedy, counting, model files, self), "
         "else dummy with a one-line reason; dummy: DummyVecEnv (one process); subproc: "
         "SubprocVecEnv (default: batched; on --resume, the checkpoint's)")
-    add("--opponents", nargs="+", default=["random", "greedy", "self"], metavar="SPEC",
+    add("--opponents", nargs="+", default=["greedy"], metavar="SPEC",
         help="opponent pool: bot specs (random, greedy, counting, search:rollouts=20, a "
         "model .safetensors) and/or self (the self-play pool); each entry is drawn equally "
-        "often (default: random greedy self)")
+        "often (default: greedy)")
     add("--out", type=Path, default=DEFAULT_OUT,
         help=f"model path (.safetensors); the sidecar copy (.json), CSV log, PNG, checkpoints "
         f"and self-play pool go beside it (default: {DEFAULT_OUT})")
@@ -111,21 +125,22 @@ def build_parser() -> argparse.ArgumentParser:
         "optimizer and the envs mid-episode), which runs any code a crafted file holds: "
         "resume only checkpoints you made")
     add("--tensorboard", type=Path, default=None, metavar="DIR", help="TensorBoard log dir")
-    add("--checkpoint-every", type=int, default=100_000, metavar="N",
-        help="save a checkpoint after the PPO update at every N steps (default: 100000)")
+    add("--checkpoint-every", type=int, default=500_000, metavar="N",
+        help="save a checkpoint after the PPO update at every N steps (default: 500000)")
     add("--snapshot-every", type=int, default=50_000, metavar="N",
         help="add a self-play snapshot every N steps (default: 50000)")
     add("--pool-size", type=int, default=5, help="self-play snapshots kept (default: 5)")
-    add("--eval-every", type=int, default=50_000, metavar="N",
-        help="evaluate against greedy every N steps, 0 for never (default: 50000)")
-    add("--eval-deals", type=int, default=300, metavar="N",
-        help="duplicate deals per periodic evaluation (default: 300)")
+    add("--eval-every", type=int, default=500_000, metavar="N",
+        help="evaluate against greedy and random at step 0 and every N steps, 0 for never "
+        "(default: 500000)")
+    add("--eval-deals", type=int, default=200, metavar="N",
+        help="duplicate deals per opponent in a periodic evaluation (default: 200)")
     add("--final-deals", type=int, default=1000, metavar="N",
         help="duplicate deals per opponent in the final evaluation (default: 1000)")
-    add("--imitate", default="greedy", metavar="SPEC",
-        help="warm start: before PPO, fit the policy to this bot's moves and the critic to "
-        "the results; PPO then trains on the zero-sum reward as usual; none for pure RL "
-        "from a random policy (default: greedy)")
+    add("--imitate", default="none", metavar="SPEC",
+        help="warm start: before PPO, fit the policy to this bot's moves (e.g. greedy) and "
+        "the critic to the results; PPO then trains on the zero-sum reward as usual; none: "
+        "learn from a random policy (default: none)")
     add("--imitate-samples", type=int, default=100_000, metavar="N",
         help="decisions of the teacher to fit (default: 100000)")
     add("--imitate-epochs", type=int, default=10, metavar="N",
@@ -134,18 +149,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes for the final evaluation (default: 2)")
     add("--round-rewards", action=argparse.BooleanOptionalAction, default=None,
         help="pay every deal's zero-sum result too (default: on for whole-game episodes)")
+    add("--shaping", type=float, default=DEFAULT_SHAPING, metavar="C",
+        help="optional SHAPED reward on top of the true one: C x the change of the progress "
+        "potential (own share of face-up slots minus the opponents' mean) at every learner "
+        "step, agents/shaping.py; it telescopes, and evaluations never see it; 0: off "
+        f"(default: {DEFAULT_SHAPING})")
+    add("--shaping-until", type=float, default=DEFAULT_SHAPING_UNTIL, metavar="F",
+        help="anneal the shaping coefficient linearly from C at step 0 to 0 at F x "
+        "--timesteps, so the updates after that see the true reward alone (default: "
+        f"{DEFAULT_SHAPING_UNTIL})")
     add("--net", default="128,128", help="hidden layer sizes of the MLP (default: 128,128)")
-    add("--lr", type=float, default=1e-4,
-        help="learning rate (default: 1e-4; 3e-4 suits --imitate none)")
+    add("--lr", type=float, default=1e-3,
+        help="learning rate (default: 1e-3; 1e-4 suits fine-tuning after --imitate)")
     add("--n-steps", type=int, default=_Default(512),
-        help="rollout steps per env (default: 32 with --vec batched, 512 with dummy or "
-        "subproc, both 2,048 samples per rollout with the default --envs; on --resume, "
+        help="rollout steps per env (default: 16 with --vec batched, 512 with dummy or "
+        "subproc: 4,096 and 2,048 samples per rollout with the default --envs; on --resume, "
         "the checkpoint's)")
-    add("--batch-size", type=int, default=256, help="minibatch size (default: 256)")
-    add("--epochs", type=int, default=5, help="PPO epochs per rollout (default: 5)")
+    add("--batch-size", type=int, default=_Default(DEFAULT_BATCH_SIZE),
+        help=f"minibatch size (default: {DEFAULT_BATCH_SIZE}, or one rollout if smaller)")
+    add("--epochs", type=int, default=2, help="PPO epochs per rollout (default: 2)")
     add("--gamma", type=float, default=0.995, help="discount (default: 0.995)")
-    add("--ent-coef", type=float, default=0.001,
-        help="entropy bonus (default: 0.001; 0.01 suits --imitate none)")
+    add("--ent-coef", type=float, default=0.01,
+        help="entropy bonus (default: 0.01; 0.001 suits fine-tuning after --imitate)")
     add("--threads", type=int, default=1, help="torch threads (default: 1)")
     add("--no-progress", action="store_true", help="no progress bar")
     add_rules_arguments(parser)
@@ -183,6 +208,8 @@ def check_args(args: argparse.Namespace) -> None:
     check_float("--gamma", args.gamma, 0.0, 1.0, low_open=True)
     check_float("--lr", args.lr, 0.0, 1.0, low_open=True)
     check_float("--ent-coef", args.ent_coef, 0.0, 10.0)
+    check_float("--shaping", args.shaping, 0.0, 10.0)
+    check_float("--shaping-until", args.shaping_until, 0.0, 1.0, low_open=True)
     from agents.policy import MAX_LAYERS, MAX_WIDTH
 
     try:
@@ -218,6 +245,8 @@ def check_args(args: argparse.Namespace) -> None:
         if spec != "self":
             make_agent(spec, seed=0)  # an unknown bot or option fails before any training
     choose_vec(args)
+    if type(args.batch_size) is _Default:
+        args.batch_size = min(int(args.batch_size), args.n_steps * args.envs)
     if args.batch_size > args.n_steps * args.envs:
         raise ValueError(f"--batch-size must be at most --n-steps x --envs = "
                          f"{args.n_steps * args.envs} (one rollout), got {args.batch_size}")
@@ -335,7 +364,7 @@ def find_checkpoint(where: Path) -> dict[str, Any]:
 # Flags that change the trained weights: a resumed run must use the checkpoint's values.
 RESUME_FLAGS = ("envs", "vec", "opponents", "snapshot_every", "pool_size", "net", "lr",
                 "n_steps", "batch_size", "epochs", "gamma", "ent_coef", "round_rewards",
-                "threads")
+                "threads", "shaping", "shaping_until")
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -459,13 +488,16 @@ class TrainingMonitor:
                 self.episodes = 0
                 self.wins = 0
                 self.reward_sum = 0.0
+                self.shaping_sum = 0.0
 
             def _on_step(self) -> bool:
                 for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
                     if done:
+                        episode = info.get("episode", {})
                         self.episodes += 1
                         self.wins += bool(info.get("won"))
-                        self.reward_sum += float(info.get("episode", {}).get("r", 0.0))
+                        self.reward_sum += float(episode.get("r", 0.0))  # the true reward
+                        self.shaping_sum += float(episode.get("shaping", 0.0))
                 return True
 
             def _on_rollout_start(self) -> None:
@@ -491,6 +523,8 @@ class TrainingMonitor:
                     self.run.log_row(self.model, self, evaluate=True)
                     while self.next_eval <= steps:
                         self.next_eval += self.run.args.eval_every
+                if not final:
+                    self.run.set_shaping(steps)  # the coefficient for the coming rollout
 
         return _Monitor(*args, **kwargs)
 
@@ -552,6 +586,11 @@ class Run:
         self.eval_history: list[dict[str, Any]] = []
         self.last_eval = -1
         self.imitation: dict[str, float] = {}
+        self.shaping_end = max(1, round(args.shaping_until * args.timesteps))
+        if args.resume_state and "shaping_end" in args.resume_state:
+            self.shaping_end = int(args.resume_state["shaping_end"])
+        self.shaping_now = self.shaping_at(0)
+        self.last_row = (0, self.start_time)  # (steps, time) of the last log row
 
     # -- info recorded in every sidecar
     def info(self) -> dict[str, Any]:
@@ -567,8 +606,26 @@ class Run:
             "round_rewards": self.args.round_rewards,
             "net_arch": self.args.net_arch,
             "imitate": None if self.args.imitate == "none" else self.args.imitate,
+            # The optional shaped reward (agents/shaping.py): its start coefficient and the
+            # step where its annealing reached 0; evaluations score the true result only.
+            "shaping": ({"reward": "progress potential", "coef": self.args.shaping,
+                         "zero_at_step": self.shaping_end} if self.args.shaping else None),
             **({"imitation": self.imitation} if self.imitation else {}),
         }
+
+    def shaping_at(self, steps: int) -> float:
+        """The shaping coefficient at ``steps``: ``--shaping`` annealed linearly to 0 at
+        ``shaping_end`` (``--shaping-until`` x the run's ``--timesteps``; a resumed run keeps
+        its checkpoint's end)."""
+        if not self.args.shaping or steps >= self.shaping_end:
+            return 0.0
+        return self.args.shaping * (1.0 - steps / self.shaping_end)
+
+    def set_shaping(self, steps: int) -> None:
+        coef = self.shaping_at(steps)
+        if coef != self.shaping_now:
+            self.venv.env_method("set_shaping", coef)
+            self.shaping_now = coef
 
     def next_multiple(self, every: int) -> int:
         return (self.start_steps // every + 1) * every
@@ -616,6 +673,7 @@ class Run:
             "snapshots": list(self.snapshots),
             "imitation": self.imitation,
             "flags": {name: getattr(self.args, name) for name in RESUME_FLAGS},
+            "shaping_end": self.shaping_end,
             "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
                     "python": random.getstate()},
         }
@@ -633,17 +691,19 @@ class Run:
         from stable_baselines3.common.monitor import Monitor
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+        from agents.shaping import ProgressShaping
         from trash_env.solo import TrashSoloEnv
 
         pool = self.pool()
         rules, round_rewards = self.rules, self.args.round_rewards
+        shaping = self.shaping_now
         blobs = self.args.resume_state["envs"] if self.args.resume_state else None
         if self.args.vec == "batched":
             from trash_env.vector import TrashVecEnv, make_vec_env
 
             if blobs is None:
                 return make_vec_env(self.args.envs, pool, self.rules, seed=self.args.seed,
-                                    round_rewards=round_rewards)
+                                    round_rewards=round_rewards, shaping=shaping)
             venv = pickle.loads(blobs[0])  # the batch of the checkpoint, mid-episode
             if not isinstance(venv, TrashVecEnv) or venv.num_envs != self.args.envs:
                 raise ValueError("--resume: the checkpoint's batched envs do not match --envs "
@@ -658,8 +718,10 @@ class Run:
                 if blobs is not None:  # the envs of the checkpoint, mid-episode
                     return _checkpointable(pickle.loads(blobs[rank]))
                 env = TrashSoloEnv(opponents=pool, round_rewards=round_rewards, **rules)
-                env.reset(seed=self.args.seed * 1000 + rank)
-                return _checkpointable(Monitor(env))
+                # Monitor below the shaping: its episode figures are the true rewards.
+                shaped = ProgressShaping(Monitor(env), shaping)
+                shaped.reset(seed=self.args.seed * 1000 + rank)
+                return _checkpointable(shaped)
 
             return make
 
@@ -701,39 +763,55 @@ class Run:
         return MaskablePPO(
             "MlpPolicy", self.venv, learning_rate=args.lr, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
-            gae_lambda=0.95, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
+            gae_lambda=GAE_LAMBDA, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
             policy_kwargs={"net_arch": args.net_arch}, tensorboard_log=tensorboard, verbose=0,
         )
 
     # -- log
     def log_row(self, model: Any, monitor: Any, evaluate: bool) -> dict[str, Any]:
         steps = int(model.num_timesteps)
-        elapsed = time.perf_counter() - self.start_time
+        now = time.perf_counter()
+        elapsed = now - self.start_time
+        since, self.last_row = self.last_row, (steps, now)
         row: dict[str, Any] = {
             "timesteps": steps,
             "seconds": round(elapsed, 1),
             "steps_per_s": round((steps - self.start_steps) / max(elapsed, 1e-9), 1),
+            # training alone since the previous row (whose evaluations are left out)
+            "interval_steps_per_s": round((steps - since[0]) / max(now - since[1], 1e-9), 1)
+            if steps > since[0] else "",
             "episodes": monitor.episodes,
             "train_win_rate": round(monitor.wins / monitor.episodes, 4) if monitor.episodes
             else "",
             "train_mean_reward": round(monitor.reward_sum / monitor.episodes, 4)
             if monitor.episodes else "",
+            "train_mean_shaping": round(monitor.shaping_sum / monitor.episodes, 4)
+            if monitor.episodes else "",
+            "shaping_coef": round(self.shaping_now or 0.0, 6),
+            # eval_*: against greedy (the columns of the earlier logs); random_*: against random.
             "eval_opponent": "", "eval_games": "", "eval_win_rate": "",
             "eval_ci_low": "", "eval_ci_high": "",
+            "random_games": "", "random_win_rate": "", "random_ci_low": "", "random_ci_high": "",
+            "eval_seconds": "",
         }
         monitor.episodes = monitor.wins = 0
-        monitor.reward_sum = 0.0
+        monitor.reward_sum = monitor.shaping_sum = 0.0
         if evaluate:
+            started = time.perf_counter()
             path = self.pool_dir / f"eval_current{MODEL_SUFFIX}"
             save_model(model, path, self.info())
-            figures = evaluate_policy_vs(path, "greedy", self.args.eval_deals,
-                                         self.args.seed + steps, self.rules)
-            row.update(eval_opponent="greedy", eval_games=figures["games"],
-                       eval_win_rate=round(figures["win_rate"], 4),
-                       eval_ci_low=round(figures["ci95"][0], 4),
-                       eval_ci_high=round(figures["ci95"][1], 4))
+            for opponent, prefix in (("greedy", "eval"), ("random", "random")):
+                figures = evaluate_policy_vs(path, opponent, self.args.eval_deals,
+                                             self.args.seed + steps, self.rules)
+                row.update({f"{prefix}_games": figures["games"],
+                            f"{prefix}_win_rate": round(figures["win_rate"], 4),
+                            f"{prefix}_ci_low": round(figures["ci95"][0], 4),
+                            f"{prefix}_ci_high": round(figures["ci95"][1], 4)})
+            row.update(eval_opponent="greedy",
+                       eval_seconds=round(time.perf_counter() - started, 1))
             self.eval_history.append(row)
             self.last_eval = steps
+            self.last_row = (steps, time.perf_counter())
         new = not self.csv_path.exists()
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
         with self.csv_path.open("a", newline="") as handle:
@@ -744,18 +822,19 @@ class Run:
         if evaluate:
             print(f"[{steps} steps, {row['steps_per_s']:.0f} steps/s] vs greedy: "
                   f"{row['eval_win_rate']:.3f} [{row['eval_ci_low']:.3f}, "
-                  f"{row['eval_ci_high']:.3f}] over {row['eval_games']} games; "
-                  f"training win rate {row['train_win_rate']}", flush=True)
+                  f"{row['eval_ci_high']:.3f}], vs random: {row['random_win_rate']:.3f} over "
+                  f"{row['eval_games']} games each ({row['eval_seconds']} s); training win rate "
+                  f"{row['train_win_rate']}, mean reward {row['train_mean_reward']}", flush=True)
         return row
 
 
 def plot_curve(csv_path: Path, png_path: Path, title: str) -> Path | None:
-    """Win rate against greedy (with its 95% interval) over training steps, from the CSV."""
-    rows = []
+    """The learning curve from the CSV log, against the learner steps, in three panels: the
+    periodic win rates against ``greedy`` and ``random`` with their 95% Wilson bands; the
+    training episodes' mean true reward (and the shaping's mean per episode, when shaped);
+    the training throughput (steps/s between two log rows, evaluations left out)."""
     with csv_path.open() as handle:
-        for row in csv.DictReader(handle):
-            if row.get("eval_win_rate"):
-                rows.append(row)
+        rows = [row for row in csv.DictReader(handle) if row.get("timesteps")]
     if not rows:
         return None
     import matplotlib
@@ -763,22 +842,49 @@ def plot_curve(csv_path: Path, png_path: Path, title: str) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = [int(r["timesteps"]) for r in rows]
-    rate = [float(r["eval_win_rate"]) for r in rows]
-    low = [float(r["eval_ci_low"]) for r in rows]
-    high = [float(r["eval_ci_high"]) for r in rows]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.fill_between(steps, low, high, alpha=0.25, label="95% interval")
-    ax.plot(steps, rate, marker="o", label="win rate vs greedy")
-    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
-    ax.set_xlabel("learner steps")
-    ax.set_ylabel("win rate (duplicate deals)")
-    ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.legend(loc="lower right")
+    def series(key: str, subset: list[dict[str, str]]) -> tuple[list[int], list[float]]:
+        pairs = [(int(r["timesteps"]), float(r[key])) for r in subset if r.get(key)]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    fig, (ax_win, ax_reward, ax_speed) = plt.subplots(
+        3, 1, figsize=(7.5, 8.5), sharex=True, gridspec_kw={"height_ratios": [2, 1, 1]})
+    for prefix, label, color in (("eval", "greedy", "C0"), ("random", "random", "C1")):
+        evaluated = [r for r in rows if r.get(f"{prefix}_win_rate")]
+        if not evaluated:
+            continue
+        steps, rate = series(f"{prefix}_win_rate", evaluated)
+        _, low = series(f"{prefix}_ci_low", evaluated)
+        _, high = series(f"{prefix}_ci_high", evaluated)
+        games = evaluated[-1].get(f"{prefix}_games", "")
+        ax_win.fill_between(steps, low, high, color=color, alpha=0.2)
+        ax_win.plot(steps, rate, marker="o", markersize=3, color=color,
+                    label=f"vs {label} ({games} games, 95% Wilson band)")
+    ax_win.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax_win.set_ylabel("win rate (duplicate deals)")
+    ax_win.set_ylim(0, 1)
+    if ax_win.get_legend_handles_labels()[0]:
+        ax_win.legend(loc="lower right", fontsize=8)
+    else:
+        ax_win.text(0.5, 0.5, "no periodic evaluation (--eval-every 0)", ha="center",
+                    transform=ax_win.transAxes)
+    ax_win.set_title(title)
+    steps, reward = series("train_mean_reward", rows)
+    ax_reward.plot(steps, reward, color="C2", label="true reward (zero-sum result)")
+    steps_s, shaping = series("train_mean_shaping", rows)
+    if any(shaping):
+        ax_reward.plot(steps_s, shaping, color="C3", linestyle=":",
+                       label="shaping added in training (not in the true reward)")
+    ax_reward.axhline(0.0, color="grey", linewidth=0.5)
+    ax_reward.set_ylabel("mean per training\nepisode")
+    ax_reward.legend(loc="lower right", fontsize=8)
+    steps, speed = series("interval_steps_per_s", rows)
+    ax_speed.plot(steps, speed, color="C4", marker=".")
+    ax_speed.set_ylabel("training steps/s")
+    ax_speed.set_ylim(bottom=0)
+    ax_speed.set_xlabel("learner steps")
     fig.tight_layout()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
+    fig.savefig(buffer, format="png", dpi=80)
     plt.close(fig)
     from trash_env.cli import atomic_write_bytes
 
@@ -817,6 +923,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     if not hasattr(args, "resume_state"):
         args.resume_state = None
     torch.set_num_threads(args.threads)
+    # The distributions' argument checks cost ~10% of a batched run and catch nothing here:
+    # the masks come from the engine.
+    torch.distributions.Distribution.set_default_validate_args(False)
     run = Run(args)
     state = args.resume_state
     if state is not None:
@@ -832,6 +941,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         print(f"resuming from {state['path']} (step {state['timesteps']})", flush=True)
     run.dir.mkdir(parents=True, exist_ok=True)
     run.venv = run.make_venv()
+    if state is not None:  # the batch of the checkpoint holds its own coefficient: set ours
+        run.shaping_now = None
+        run.set_shaping(int(state["timesteps"]))
     model = run.make_model()
     if args.imitate != "none" and state is None:
         run.imitation = imitate(model, args.imitate, args.imitate_samples, args.imitate_epochs,
@@ -843,8 +955,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     print(f"training {remaining} steps ({run.start_steps} done) on {args.envs} {args.vec} envs, "
           f"opponents {' '.join(args.opponents)}, rules {run.rules or 'standard'}", flush=True)
     monitor = TrainingMonitor(run)
-    if run.imitation and args.eval_every:
-        run.log_row(model, monitor, evaluate=True)  # the warm start's level, at step 0
+    run.last_row = (run.start_steps, time.perf_counter())
+    if args.eval_every and state is None:
+        run.log_row(model, monitor, evaluate=True)  # the level at step 0 (warm start or not)
     callbacks = [monitor] if args.no_progress else [monitor, ProgressBar(run.start_steps,
                                                                          args.timesteps)]
     if remaining > 0:

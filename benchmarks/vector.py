@@ -12,13 +12,14 @@ pair by pair under the same load; medians over the repetitions are reported):
   re-dealt in place). Target: at least 10x.
 - ``env``: learner steps/s against greedy, random learner actions: ``TrashSoloEnv`` (run.py's
   solo loop) against ``TrashVecEnv`` of ``--batch`` games.
-- ``train``: MaskablePPO env steps/s with train.py's hyper-parameters against greedy with
-  per-deal rewards (``benchmarks/run.py``'s train section): train.py's old default
-  (``DummyVecEnv`` of 4 ``Monitor(TrashSoloEnv)``, 512 steps per env per rollout, still its
-  ``--vec dummy`` path) against ``TrashVecEnv`` with 4 envs (same rollouts) and with 64 envs x
-  32 steps (train.py's default now: the same 2,048-sample rollouts, so the same PPO updates),
-  plus ``DummyVecEnv`` with 64 x 32 as the fair peer of the latter. Target: the batched
-  VecEnv at least 3x the old default.
+- ``train``: MaskablePPO env steps/s against greedy with per-deal rewards. The reference is
+  train.py's old default: ``DummyVecEnv`` of 4 ``Monitor(TrashSoloEnv)``, 512 steps per env
+  per rollout, with the old PPO settings (``OLD_PPO``: lr 1e-4, minibatch 256, 5 epochs).
+  Against it: ``TrashVecEnv`` with the OLD PPO settings (4 x 512, and 64 x 32, the batched
+  default before the new defaults: the same 2,048-sample rollouts, so the same PPO updates),
+  ``DummyVecEnv`` 64 x 32 as the fair peer of the latter, and ``TrashVecEnv`` with train.py's
+  NEW defaults (its parser: envs x steps of the batched path, minibatch, epochs, lr, shaping).
+  Target: the batched VecEnv at least 3x the old default; say which row meets it.
 - ``memory``: bytes per game: a ``VectorGame``'s state arrays, a whole ``TrashVecEnv`` per env
   (tracemalloc), against a ``TrashSoloEnv`` and an AEC ``trash_env.env()`` per instance.
 """
@@ -92,9 +93,30 @@ def batched_env_loop(seconds: float, seed: int, batch_size: int) -> float:
             return steps / elapsed
 
 
-def train_batched(timesteps: int, n_envs: int, n_steps: int, seed: int, batched: bool) -> float:
-    """MaskablePPO env steps/s against greedy with per-deal rewards and train.py's
-    hyper-parameters, on ``TrashVecEnv`` (``batched``) or a DummyVecEnv of Monitor(TrashSolo)."""
+# train.py's PPO settings before the new defaults (the setting of the old reference row).
+OLD_PPO = {"learning_rate": 1e-4, "batch_size": 256, "n_epochs": 5, "gamma": 0.995,
+           "gae_lambda": 0.95, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [128, 128]}}
+
+
+def new_defaults() -> tuple[int, int, dict, float]:
+    """(envs, n_steps, PPO settings, shaping coefficient) of train.py's default run on the
+    batched path, read from its parser."""
+    import train
+
+    args = train.build_parser().parse_args([])
+    envs, n_steps = train.PATH_DEFAULTS["batched"]
+    ppo = {"learning_rate": args.lr, "batch_size": min(int(args.batch_size), envs * n_steps),
+           "n_epochs": args.epochs, "gamma": args.gamma, "gae_lambda": train.GAE_LAMBDA,
+           "ent_coef": args.ent_coef,
+           "policy_kwargs": {"net_arch": [int(x) for x in args.net.split(",")]}}
+    return envs, n_steps, ppo, args.shaping
+
+
+def train_batched(timesteps: int, n_envs: int, n_steps: int, seed: int, batched: bool,
+                  ppo: dict | None = None, shaping: float = 0.0) -> float:
+    """MaskablePPO env steps/s against greedy with per-deal rewards and the PPO settings
+    ``ppo`` (default ``OLD_PPO``), on ``TrashVecEnv`` (``batched``, with the progress
+    shaping's coefficient ``shaping``) or a DummyVecEnv of Monitor(TrashSolo)."""
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.monitor import Monitor
@@ -104,12 +126,13 @@ def train_batched(timesteps: int, n_envs: int, n_steps: int, seed: int, batched:
 
     torch.set_num_threads(1)
     if batched:
-        venv = make_vec_env(n_envs, ["greedy"], None, seed=seed, round_rewards=True)
+        venv = make_vec_env(n_envs, ["greedy"], None, seed=seed, round_rewards=True,
+                            shaping=shaping)
     else:
         venv = DummyVecEnv(
             [lambda: Monitor(run.make_solo("greedy", round_rewards=True)) for _ in range(n_envs)]
         )
-    kwargs = run.train_kwargs()
+    kwargs = dict(ppo or OLD_PPO)
     kwargs["n_steps"] = n_steps
     model = MaskablePPO("MlpPolicy", venv, seed=seed, verbose=0, device="cpu", **kwargs)
     t0 = now()
@@ -268,23 +291,24 @@ def main(argv: list[str] | None = None) -> int:
     if "train" in only:
         steps = 4096 if args.quick else 16384
         log(f"train: MaskablePPO env steps/s, {steps} steps")
-        # train.py's --envs x --n-steps of its batched path and of its dummy path (the
-        # default before the batched env).
-        try:
-            from train import PATH_DEFAULTS
-        except ImportError:
-            PATH_DEFAULTS = {"batched": (64, 32), "dummy": (4, 512)}
-        wide, short = PATH_DEFAULTS["batched"]
-        few, n_steps = PATH_DEFAULTS["dummy"]
-        old = f"DummyVecEnv {few} x Monitor(TrashSolo) x {n_steps} steps (old default)"
+        # The old default (dummy 4 x 512, old PPO settings), the batched env with the same
+        # settings (4 x 512; 64 x 32, the earlier batched default), and train.py's new
+        # default (its batched path's envs x steps and PPO settings).
+        few, n_steps, wide, short = 4, 512, 64, 32
+        envs, rollout, ppo, shaping = new_defaults()
+        old = f"DummyVecEnv {few} x Monitor(TrashSolo) x {n_steps} steps, old PPO (old default)"
+        new = (f"TrashVecEnv {envs} x {rollout} steps, new PPO (train.py default: minibatch "
+               f"{ppo['batch_size']}, {ppo['n_epochs']} epochs, shaping {shaping:g})")
         figures = run.interleaved({
             old: lambda rep: train_batched(steps, few, n_steps, rep, False),
-            f"TrashVecEnv {few} envs x {n_steps} steps":
+            f"TrashVecEnv {few} envs x {n_steps} steps, old PPO":
                 lambda rep: train_batched(steps, few, n_steps, rep, True),
-            f"TrashVecEnv {wide} envs x {short} steps (train.py default)":
+            f"TrashVecEnv {wide} envs x {short} steps, old PPO (earlier batched default)":
                 lambda rep: train_batched(steps, wide, short, rep, True),
-            f"DummyVecEnv {wide} x Monitor(TrashSolo) x {short} steps":
+            f"DummyVecEnv {wide} x Monitor(TrashSolo) x {short} steps, old PPO":
                 lambda rep: train_batched(steps, wide, short, rep, False),
+            new: lambda rep: train_batched(max(steps, 4 * envs * rollout), envs, rollout, rep,
+                                           True, ppo, shaping),
         }, max(1, min(args.repeats, 3)), log)
         results["train"] = rows_of(figures, "env steps/s", old)
     if "memory" in only:
@@ -300,7 +324,14 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
-    write_json(args.json, {"meta": meta, "sections": results})
+    data = {"meta": meta, "sections": results}
+    try:  # measured by whole train.py runs (docs/vector.md), not by this script: kept
+        kept = json.loads(args.json.read_text()).get("parity")
+    except (OSError, ValueError):
+        kept = None
+    if kept is not None:
+        data["parity"] = kept
+    write_json(args.json, data)
     print(f"\nwritten: {args.json}")
     return 0
 

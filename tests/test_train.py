@@ -231,10 +231,10 @@ def test_resume_skips_a_damaged_last_checkpoint_and_uses_the_previous_one(
 def test_resume_refuses_flags_that_would_change_the_weights(tiny_run, tmp_path, capsys):
     checkpoint = tiny_run.parent / "a_checkpoints" / "step_000000256.ckpt"
     code = train.main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
-                              str(checkpoint), "--lr", "0.001"])
+                              str(checkpoint), "--lr", "0.0005"])
     assert code == 2
     err = capsys.readouterr().err
-    assert "--lr 0.0001 (given 0.001)" in err
+    assert "--lr 0.001 (given 0.0005)" in err  # the checkpoint's: train.py's default lr
 
 
 def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
@@ -358,10 +358,14 @@ def _settled(argv: list[str], monkeypatch, tmp_path: Path):
 def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
         monkeypatch, tmp_path, capsys):
     args = _settled([], monkeypatch, tmp_path)
-    assert (args.vec, args.envs, args.n_steps) == ("batched", 64, 32)
+    assert (args.vec, args.envs, args.n_steps) == ("batched", 256, 16)
     assert type(args.envs) is int and type(args.n_steps) is int  # plain ints in checkpoints
+    assert args.batch_size == 1024 and type(args.batch_size) is int
+    assert (args.imitate, args.shaping, args.opponents) == ("none", 2.0, ["greedy"])
     args = _settled(["--vec", "dummy"], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
+    # The default minibatch is cut to one rollout when that is smaller.
+    assert _settled(["--envs", "8", "--n-steps", "16"], monkeypatch, tmp_path).batch_size == 128
     args = _settled(["--vec", "subproc", "--envs", "2"], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("subproc", 2, 512)
     args = _settled(["--envs", "16", "--n-steps", "8", "--batch-size", "128"], monkeypatch,
@@ -375,10 +379,10 @@ def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
     assert out == ["train.py: --vec batched: using dummy instead: it does not play the "
                    "opponent 'search:rollouts=2' (it plays random, greedy, counting and model "
                    "files)"]
-    # The batch is 64 x 32 = 2,048 samples: a larger minibatch is refused before any work.
+    # The batch is 256 x 16 = 4,096 samples: a larger minibatch is refused before any work.
     with pytest.raises(AssertionError):
-        _settled(["--batch-size", "4096"], monkeypatch, tmp_path)
-    assert "--batch-size must be at most --n-steps x --envs = 2048" in capsys.readouterr().err
+        _settled(["--batch-size", "8192"], monkeypatch, tmp_path)
+    assert "--batch-size must be at most --n-steps x --envs = 4096" in capsys.readouterr().err
 
 
 def test_without_numba_the_default_falls_back_to_dummy_saying_why(monkeypatch, tmp_path, capsys):

@@ -237,3 +237,50 @@ def test_reset_with_a_seed_replays_the_same_episodes() -> None:
 def test_a_policy_for_another_table_size_is_refused() -> None:
     with pytest.raises(ValueError, match="trained for 2 players, but this game has 3"):
         TrashVecEnv(2, ["pretrained_2p"], num_players=3)
+
+
+def test_shaping_matches_the_solo_wrapper_and_keeps_the_true_return() -> None:
+    """The batched progress shaping (SoloBatch) pays what agents.shaping.ProgressShaping pays
+    on TrashSoloEnv replaying the same episodes; the episode figures keep the true return."""
+    from agents.shaping import ProgressShaping
+
+    specs, options, envs = ["greedy", "counting"], {"start_size": 4, "num_players": 3}, 8
+    vec = TrashVecEnv(envs, specs, round_rewards=True, seed=4, shaping=0.75, **options)
+    assert TrashVecEnv(2, specs).core.shaping == 0.0  # off by default
+    observations = vec.reset()
+
+    def shaped(g: int) -> ProgressShaping:
+        solo = solo_episode(vec, g, specs, True, options)
+        wrapper = ProgressShaping(solo, 0.75)
+        wrapper.start()  # follow the episode under way, as its reset() would
+        return wrapper
+
+    solos = [shaped(g) for g in range(envs)]
+    choose = np.random.default_rng(2)
+    returns, shaping_sums = np.zeros(envs), np.zeros(envs)
+    finished = 0
+    deal_ends = 0
+    for _ in range(300):
+        masks = vec.action_masks()
+        actions = np.array([choose.choice(np.flatnonzero(m)) for m in masks])
+        deals = [w.unwrapped.game.deal_number for w in solos]
+        vec.step_async(actions)
+        observations, rewards, dones, infos = vec.step_wait()
+        for g, wrapper in enumerate(solos):
+            _, reward, terminated, truncated, info = wrapper.step(int(actions[g]))
+            assert rewards[g] == pytest.approx(reward, abs=1e-6)
+            returns[g] += reward - info["shaping"]
+            shaping_sums[g] += info["shaping"]
+            deal_ends += wrapper.unwrapped.game.deal_number != deals[g]
+            if dones[g]:
+                finished += 1
+                assert infos[g]["episode"]["r"] == pytest.approx(returns[g], abs=1e-5)
+                assert infos[g]["episode"]["shaping"] == pytest.approx(shaping_sums[g],
+                                                                       abs=1e-5)
+                returns[g] = shaping_sums[g] = 0.0
+                solos[g] = shaped(g)
+    assert finished >= envs and deal_ends > 3 * envs
+    vec.env_method("set_shaping", 0.0)
+    assert vec.core.shaping == 0.0
+    with pytest.raises(ValueError, match="shaping must be a number from 0 to 10"):
+        vec.set_shaping(-1)

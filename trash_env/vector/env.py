@@ -9,7 +9,9 @@ seat (unless fixed) and, per opponent seat, one entry of the opponent pool are d
 ``CALL`` decision is answered with ``CALL_TRASH`` for every seat; the final step pays the
 learner's share of ``Game.returns()`` (zero-sum; 0 when truncated at ``max_turns``), and with
 ``round_rewards`` every finished deal is paid too; a deal decided before the learner's first
-decision is re-dealt. An illegal action ends the episode with reward -1.
+decision is re-dealt. An illegal action ends the episode with reward -1. ``shaping`` (default
+0, off) adds the optional progress shaping of :mod:`agents.shaping` to the rewards; the
+``episode`` statistics keep the true return (and the shaping's sum under ``"shaping"``).
 
 Opponents: ``random``, ``greedy`` and ``counting`` (with ``discard_weight``) run compiled
 inside the step; trained policies (a model file spec, ``pretrained``, a ``PolicyAgent``, or a
@@ -104,6 +106,24 @@ def supports_opponents(opponents: Sequence[Any] | str) -> bool:
     return bool(pool)
 
 
+def _check_shaping(coef: Any) -> float:
+    """The shaping coefficient, checked as ``agents.shaping.check_coef`` does (trash_env does
+    not import agents)."""
+    ok = isinstance(coef, (int, float, np.integer, np.floating)) and not isinstance(coef, bool)
+    if not ok or not 0.0 <= float(coef) <= 10.0:  # also refuses NaN
+        raise ValueError(f"shaping must be a number from 0 to 10, got {coef!r}")
+    return float(coef)
+
+
+def _progress_potential(sizes: np.ndarray, down: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """``agents.shaping.progress_potential`` (the same formula; the tests check both give the
+    same rewards): per game, the learner's face-up share minus the opponents' mean."""
+    sizes = np.asarray(sizes, np.float64)
+    up = (sizes - np.asarray(down, np.float64)) / np.maximum(sizes, 1.0)
+    mine = up[np.arange(up.shape[0]), seats]
+    return mine - (up.sum(axis=1) - mine) / max(up.shape[1] - 1, 1)
+
+
 class SoloBatch:
     """The array core shared by both vector envs (see the module docstring)."""
 
@@ -114,8 +134,10 @@ class SoloBatch:
         seat: int | None = None,
         round_rewards: bool = False,
         seed: int | None = None,
+        shaping: float = 0.0,
         **options: Any,
     ) -> None:
+        self.shaping = _check_shaping(shaping)
         self.rules = solo_rules(seat, round_rewards, options)
         n = self.rules.num_players
         self.num_envs = num_envs
@@ -133,7 +155,31 @@ class SoloBatch:
         self.episode_return = np.zeros(num_envs)
         self.episode_length = np.zeros(num_envs, np.int64)
         self.episode_start = np.zeros(num_envs)
+        self.episode_shaping = np.zeros(num_envs)
+        self.potential = np.zeros(num_envs)  # phi at each slot's last learner decision
+        self.deals_seen = np.zeros(num_envs, np.int64)  # deals finished at that decision
         self._all = np.arange(num_envs)
+
+    def set_shaping(self, coef: float) -> None:
+        """The progress shaping's coefficient from the next step on (agents/shaping.py)."""
+        self.shaping = _check_shaping(coef)
+
+    def _progress(self, ended: np.ndarray) -> np.ndarray:
+        """Every slot's progress (phi of agents/shaping.py) since its previous learner
+        decision, as ``ProgressShaping`` computes it; ``ended``: the episode is over."""
+        n = self.rules.num_players
+        games = self.batch.games
+        sizes, seats = games["size"][:, :n], self.seats
+        deals = games["deals"].astype(np.int64)
+        new_deal = deals != self.deals_seen
+        # The last finished deal's end: its sizes before the shrink and its face-down left.
+        at_end = _progress_potential(sizes + games["shrunk"][:, :n], games["fdl"][:, :n], seats)
+        gained = np.where(new_deal, at_end - self.potential, 0.0)
+        before = np.where(new_deal, 0.0, self.potential)
+        now = np.where(ended, 0.0, _progress_potential(sizes, games["down"][:, :n], seats))
+        self.potential = now
+        self.deals_seen = deals
+        return gained + now - before
 
     # ------------------------------------------------------------------ opponents
 
@@ -205,6 +251,9 @@ class SoloBatch:
             self.episode_return[index] = 0.0
             self.episode_length[index] = 0
             self.episode_start[index] = time.time()
+            self.episode_shaping[index] = 0.0
+            self.potential[index] = 0.0
+            self.deals_seen[index] = self.batch.games["deals"][index]
             index = index[self.batch.done[index]]
         raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
 
@@ -294,6 +343,13 @@ class SoloBatch:
         terminated = (done & ~truncated) | illegal
         self.episode_return += rewards
         self.episode_length += 1
+        # The progress shaping (agents/shaping.py), added after the true return is recorded;
+        # the progress is followed even at coefficient 0, so set_shaping may turn it on.
+        progress = self._progress(terminated | truncated)
+        if self.shaping:
+            term = self.shaping * progress
+            self.episode_shaping += term
+            rewards += term
         observations = self.observe()
         final = None
         finished = np.flatnonzero(terminated | truncated)
@@ -321,6 +377,8 @@ class SoloBatch:
                     "r": round(float(self.episode_return[g]), 6),
                     "l": int(self.episode_length[g]),
                     "t": round(now - self.episode_start[g], 6),
+                    **({"shaping": round(float(self.episode_shaping[g]), 6)}
+                       if self.shaping else {}),
                 },
                 "seat": seat,
                 "action_mask": masks[g],
@@ -370,13 +428,14 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
         seat: int | None = None,
         round_rewards: bool = False,
         seed: int | None = None,
+        shaping: float = 0.0,
         **options: Any,
     ) -> None:
         if _VecEnv is object:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, **options)
+        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
         self.rules = self.core.rules
         self.render_mode = None
         self.obs_version = OBS_VERSION
@@ -417,6 +476,10 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
     def set_opponents(self, opponents: Sequence[Any] | str) -> None:
         self.core.set_opponents(opponents)
 
+    def set_shaping(self, coef: float) -> None:
+        """The progress shaping's coefficient (agents/shaping.py), for the whole batch."""
+        self.core.set_shaping(coef)
+
     def close(self) -> None:
         pass
 
@@ -443,9 +506,13 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
                 raise ValueError("set_opponents applies to every env of the batch at once")
             self.core.set_opponents(*method_args, **method_kwargs)
             return [None] * len(index)
-        raise AttributeError(
-            f"TrashVecEnv has no per-env method {method_name!r} (action_masks, set_opponents)"
-        )
+        if method_name == "set_shaping":
+            if len(index) != self.num_envs:
+                raise ValueError("set_shaping applies to every env of the batch at once")
+            self.core.set_shaping(*method_args, **method_kwargs)
+            return [None] * len(index)
+        raise AttributeError(f"TrashVecEnv has no per-env method {method_name!r} "
+                             "(action_masks, set_opponents, set_shaping)")
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False] * len(self._indices(indices))
@@ -464,11 +531,14 @@ def make_vec_env(
     rules: Rules | dict | None = None,
     seed: int | None = None,
     round_rewards: bool = False,
+    shaping: float = 0.0,
 ) -> TrashVecEnv:
     """The batched ``VecEnv`` train.py uses when :func:`supports_opponents` allows it:
-    ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options."""
+    ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options;
+    ``shaping`` the progress shaping's coefficient (agents/shaping.py; 0: the true reward)."""
     options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
-    return TrashVecEnv(n_envs, opponents, round_rewards=round_rewards, seed=seed, **options)
+    return TrashVecEnv(n_envs, opponents, round_rewards=round_rewards, seed=seed,
+                       shaping=shaping, **options)
 
 
 class TrashVectorEnv(gym_vector.VectorEnv):
@@ -490,11 +560,12 @@ class TrashVectorEnv(gym_vector.VectorEnv):
         seat: int | None = None,
         round_rewards: bool = False,
         seed: int | None = None,
+        shaping: float = 0.0,
         **options: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, **options)
+        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
         self.rules = self.core.rules
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = _spaces(
@@ -539,6 +610,9 @@ class TrashVectorEnv(gym_vector.VectorEnv):
 
     def set_opponents(self, opponents: Sequence[Any] | str) -> None:
         self.core.set_opponents(opponents)
+
+    def set_shaping(self, coef: float) -> None:
+        self.core.set_shaping(coef)
 
     def _infos(self) -> dict:
         masks = self.core.action_masks()

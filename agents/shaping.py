@@ -1,0 +1,151 @@
+"""An optional shaped reward for training: progress through each deal.
+
+Why: the true reward is a +-1 result decided mostly by the luck of the deal, paid at the end of
+a deal or a game, so a learner from a random policy needs millions of steps to find out that
+taking a fitting discard (or swapping a wild back) is good. Paying progress as it happens makes
+the effect of a move visible at the next decision.
+
+The progress of a deal, for the learner at ``seat``::
+
+    phi = up(seat) - mean over the opponents q of up(q),   up(p) = (size[p] - down[p]) / size[p]
+
+(``down``: face-down slots left in the deal; ``size``: that deal's layout size; public counts
+only: ``Game.face_down_count`` / ``Game.sizes`` and the event log, or the batched engine's
+``down``, ``size``, ``fdl`` and ``shrunk`` arrays). Each learner step is paid, on top of the
+true reward, ``coef`` times the progress made since the previous learner decision:
+
+- within a deal: ``phi(now) - phi(previous decision)``;
+- when a deal ended in between: ``phi(that deal's end) - phi(previous decision)``, plus
+  ``phi(now)`` of the new deal (a deal starts face-down, at 0) unless the episode is over.
+
+So the shaping telescopes within a deal: over a deal's steps it sums to ``coef`` times the
+deal's progress difference at its end (``1 - mean of the opponents' up`` for the player who
+went out), and over an episode to the sum of that over its deals. A truncated episode
+(``max_turns``) takes back the unfinished deal's progress. When more than one deal ends
+between two learner decisions (possible with tiny layouts), the last one's end is used. It is
+not a potential-based shaping: it pays for progress, which is what wins deals, so train.py
+anneals ``coef`` to 0 (``--shaping-until``) and the final updates see the true reward alone.
+Evaluations never see it: it lives only in the training envs.
+
+Two implementations of the same formula, checked against each other by the tests: the wrapper
+below for ``TrashSoloEnv`` (the dummy/subprocess path) and ``SoloBatch(shaping=...)`` in
+:mod:`trash_env.vector.env` (the batched path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+
+def check_coef(coef: float) -> float:
+    """The shaping coefficient, checked: a finite float from 0 to 10."""
+    if isinstance(coef, bool) or not isinstance(coef, (int, float, np.floating, np.integer)):
+        raise ValueError(f"shaping must be a number from 0 to 10, got {coef!r}")
+    value = float(coef)
+    if not 0.0 <= value <= 10.0:  # also refuses NaN
+        raise ValueError(f"shaping must be a number from 0 to 10, got {coef!r}")
+    return value
+
+
+def progress_potential(sizes: np.ndarray, down: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """phi per game: the learner's face-up fraction minus the opponents' mean.
+
+    ``sizes`` and ``down`` are ``(B, n)`` (layout sizes, face-down slots left), ``seats`` the
+    ``(B,)`` learner seats."""
+    sizes = np.asarray(sizes, np.float64)
+    up = (sizes - np.asarray(down, np.float64)) / np.maximum(sizes, 1.0)
+    n = up.shape[1]
+    rows = np.arange(up.shape[0])
+    mine = up[rows, seats]
+    others = (up.sum(axis=1) - mine) / max(n - 1, 1)
+    return mine - others
+
+
+def game_potential(game: Any, seat: int) -> float:
+    """phi of a reference ``Game``'s current deal for the learner at ``seat``."""
+    n = game.num_players
+    sizes = np.array([game.sizes], np.float64)
+    down = np.array([[game.face_down_count(p) for p in range(n)]], np.float64)
+    return float(progress_potential(sizes, down, np.array([seat]))[0])
+
+
+def last_deal_end_potential(game: Any, seat: int) -> float:
+    """phi at the end of the game's last finished deal, from the public event log: the
+    slots turned face-up in that deal (``place`` and ``wild`` events) and its layout sizes
+    (today's, plus one for each ``shrink`` at its end)."""
+    n = game.num_players
+    events = game.events
+    starts = [i for i, e in enumerate(events) if e.kind == "deal"]
+    if game.done and not game.truncated:
+        begin, end = starts[-1], len(events)
+    else:
+        begin, end = starts[-2], starts[-1]
+    up = np.zeros(n)
+    sizes = np.array(game.sizes, np.float64)
+    for e in events[begin:end]:
+        if e.kind in ("place", "wild"):
+            up[e.player] += 1
+        elif e.kind == "shrink":
+            sizes[e.player] += 1
+    return float(progress_potential(sizes[None], (sizes - up)[None], np.array([seat]))[0])
+
+
+class ProgressShaping(gym.Wrapper):
+    """Adds the progress shaping (module docstring) to a ``TrashSoloEnv``'s reward (possibly
+    under ``Monitor``, which then keeps recording the true reward).
+
+    ``info["shaping"]`` holds the step's shaping term; on the episode's last step, when a
+    ``Monitor`` below wrote ``info["episode"]``, ``info["episode"]["shaping"]`` holds the
+    episode's sum. ``set_shaping(coef)`` changes the coefficient (``VecEnv.env_method``)."""
+
+    def __init__(self, env: gym.Env, coef: float = 0.0) -> None:
+        super().__init__(env)
+        self.coef = check_coef(coef)
+        self._phi = 0.0
+        self._deals = 0
+        self._sum = 0.0
+
+    def set_shaping(self, coef: float) -> None:
+        self.coef = check_coef(coef)
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions (MaskablePPO asks the outermost env)."""
+        return self.env.unwrapped.action_masks()
+
+    def start(self) -> None:
+        """Follow the episode under way from its start (``reset`` calls it)."""
+        self._phi = 0.0
+        self._deals = self.env.unwrapped.game.deal_number
+        self._sum = 0.0
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict]:
+        obs, info = self.env.reset(**kwargs)
+        self.start()
+        return obs, info
+
+    def progress(self, ended: bool) -> float:
+        """The progress (in phi) since the previous learner decision; ``ended``: the episode
+        is over (game over, truncated, or an illegal move)."""
+        solo = self.env.unwrapped
+        game, seat = solo.game, solo.seat
+        gained = 0.0
+        if game.deal_number != self._deals:  # a deal ended: up to its end, then a new deal
+            gained = last_deal_end_potential(game, seat) - self._phi
+            self._deals = game.deal_number
+            self._phi = 0.0
+        now = 0.0 if ended else game_potential(game, seat)  # an unfinished deal is taken back
+        gained += now - self._phi
+        self._phi = now
+        return gained
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        term = self.coef * self.progress(terminated or truncated)
+        self._sum += term
+        info["shaping"] = term
+        if (terminated or truncated) and isinstance(info.get("episode"), dict):
+            info["episode"]["shaping"] = round(self._sum, 6)
+        return obs, float(reward) + term, terminated, truncated, info
