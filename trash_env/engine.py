@@ -142,6 +142,12 @@ class Game:
             from its top down; it must hold exactly the cards of the decks. Deals beyond the
             list are shuffled by ``rng``.
         first_player: the first round's first player (default: drawn by ``rng``).
+
+    Besides the rules' public state (``layout``, ``state``, ``sizes``, ``stock``, ``discard``,
+    ``held``, ``decision``, ...), three attributes the observation encoders read on every step
+    are public: ``current`` (the player to act; the last actor once the game is over),
+    ``face_down`` (face-down cards per player) and ``hidden`` (per rank, the cards nobody can
+    see). They are the engine's own objects, read by adapters, never written.
     """
 
     # Slots: a Game has more attributes than CPython's shared-key instance dicts hold (30), so
@@ -150,12 +156,22 @@ class Game:
     __slots__ = (
         "rules", "rng", "num_players", "wild", "totals", "_deck", "_stacked", "sizes",
         "rounds_won", "deal_number", "turns", "events", "round_results", "winners", "placings",
-        "done", "truncated", "decision", "layout", "state", "stock", "discard", "held", "_down",
-        "_hidden", "_stock_known", "_phase", "_free_left", "_pending_claim", "_completed",
-        "_called", "_pending_put", "_round_winner", "_round_starter", "_current",
+        "done", "truncated", "decision", "layout", "state", "stock", "discard", "held",
+        "face_down", "hidden", "_stock_known", "_phase", "_free_left", "_pending_claim",
+        "_completed", "_called", "_pending_put", "_round_winner", "_round_starter", "current",
         "_face_down_left", "_max_turns",
     )
     # fmt: on
+    # Their names in pickles written before they were public (train.py checkpoints hold games).
+    _RENAMED = {"_current": "current", "_down": "face_down", "_hidden": "hidden"}
+
+    def __setstate__(self, state: tuple[None, dict] | dict) -> None:
+        """Restore a pickled or copied game, including one pickled under the old names."""
+        slots = state[1] if isinstance(state, tuple) else state
+        if "_current" in slots:
+            slots = {Game._RENAMED.get(name, name): value for name, value in slots.items()}
+        for name, value in slots.items():
+            setattr(self, name, value)
 
     def __init__(
         self,
@@ -193,10 +209,6 @@ class Game:
 
     # ------------------------------------------------------------------ public API
 
-    @property
-    def current(self) -> int:
-        """The player to act (the last actor once the game is over)."""
-        return self._current
 
     def legal_actions(self) -> list[int]:
         """The actions open to the player to act, ascending; empty once the game is over."""
@@ -204,8 +216,8 @@ class Game:
         if decision is _DRAW:
             return [DRAW_STOCK, TAKE_DISCARD]
         if decision is _WILD:
-            state = self.state[self._current]
-            return [s for s in range(self.sizes[self._current]) if state[s] == DOWN]
+            state = self.state[self.current]
+            return [s for s in range(self.sizes[self.current]) if state[s] == DOWN]
         if decision is _SWAP:
             return [self.held - 1, DECLINE]
         if decision is _CALL:
@@ -253,22 +265,10 @@ class Game:
 
     def face_down_count(self, player: int) -> int:
         """How many face-down cards ``player``'s layout holds (public)."""
-        return self._down[player]
+        return self.face_down[player]
 
-    # Public reads of the engine's own lists and counters, for the adapters (observation
-    # encoders, the OpenSpiel game). They are the engine's live objects, not copies: the hot
-    # paths read them once per step; read them, never write them.
-
-    @property
-    def face_down(self) -> list[int]:
-        """Face-down cards per player (the engine's list: read, never write)."""
-        return self._down
-
-    @property
-    def hidden(self) -> list[int]:
-        """Per rank, the cards nobody can see (the engine's list: read, never write);
-        :meth:`hidden_counts` gives a copy."""
-        return self._hidden
+    # Public reads of engine state the adapters need (the OpenSpiel game); ``current``,
+    # ``face_down`` and ``hidden`` are plain attributes (see the class docstring).
 
     @property
     def stock_known(self) -> bool:
@@ -295,13 +295,13 @@ class Game:
         names = ", ".join(f"{a} ({ACTION_NAMES[a]})" for a in self.legal_actions())
         return ValueError(
             f"illegal action {action!r} for {self.decision.name} decision of player "
-            f"{self._current}; legal actions: {names}"
+            f"{self.current}; legal actions: {names}"
         )
 
     def hidden_counts(self) -> list[int]:
         """Per rank, how many cards nobody can see (face-down or in the stock). Public: it is
         the deck minus every visible card."""
-        return list(self._hidden)
+        return list(self.hidden)
 
     def clone(self, events: bool = True) -> Game:
         """An independent copy (its own rng state); ``events=False`` starts an empty log."""
@@ -314,8 +314,8 @@ class Game:
         other._stacked = [order[:] for order in self._stacked]
         other.layout = [row[:] for row in self.layout]
         other.state = [row[:] for row in self.state]
-        other._down = self._down[:]
-        other._hidden = self._hidden[:]
+        other.face_down = self.face_down[:]
+        other.hidden = self.hidden[:]
         other.stock = self.stock[:]
         other.discard = self.discard[:]
         other._pending_claim = self._pending_claim[:]
@@ -374,7 +374,7 @@ class Game:
             # Once the game is over the sizes already hold the next round's layout size.
             assert self.done or in_layout == self.sizes[p], (p, in_layout, self.sizes[p])
             assert all(st != ABSENT for st in self.state[p][:in_layout]), (p, self.state[p])
-            assert down == self._down[p], (p, down, self._down[p])
+            assert down == self.face_down[p], (p, down, self.face_down[p])
         expected = Counter({rank: total for rank, total in enumerate(self.totals) if total})
         assert counts == expected, (counts, expected)
         hidden = [0] * NUM_RANKS
@@ -384,7 +384,7 @@ class Game:
             for s in range(NUM_SLOTS):
                 if self.state[p][s] == DOWN:
                     hidden[self.layout[p][s]] += 1
-        assert hidden == self._hidden, (hidden, self._hidden)
+        assert hidden == self.hidden, (hidden, self.hidden)
         assert self.done or self.decision != Decision.NONE
         assert self.done or self.legal_actions(), "a running game with no legal action"
 
@@ -417,8 +417,8 @@ class Game:
         self.stock = order[i:][::-1]  # top at the end
         self.discard: list[int] = []
         self.held = -1
-        self._down = self.sizes[:]
-        self._hidden = list(self.totals)
+        self.face_down = self.sizes[:]
+        self.hidden = list(self.totals)
         self._stock_known = False
         self._phase = _PLAY
         self._free_left = 0
@@ -428,12 +428,12 @@ class Game:
         self._pending_put: tuple[int, bool] = (-1, False)
         self._round_winner = -1
         self._round_starter = starter
-        self._current = starter
+        self.current = starter
         self._log("deal", -1, self.deal_number, player=starter)
         self._begin_turn()
 
     def _begin_turn(self) -> None:
-        player = self._current
+        player = self.current
         self._called = False
         if self._pending_claim[player]:
             self._log("claim")
@@ -458,19 +458,19 @@ class Game:
         self.stock = pile[:]
         self.rng.shuffle(self.stock)  # the same order as permutation(pile), see _start_round
         for card in pile:
-            self._hidden[card] += 1
+            self.hidden[card] += 1
         self._stock_known = True
         self._log("reshuffle", len(pile), player=-1)
 
     def _draw_stock(self) -> None:
         self.held = card = self.stock.pop()
-        self._hidden[card] -= 1
-        self.events.append(_EV_DRAW[self._current][card])
+        self.hidden[card] -= 1
+        self.events.append(_EV_DRAW[self.current][card])
         self._play_held()
 
     def _take_discard(self) -> None:
         self.held = card = self.discard.pop()
-        self.events.append(_EV_TAKE[self._current][card])
+        self.events.append(_EV_TAKE[self.current][card])
         self._play_held()
 
     def _play_held(self, may_swap: bool = True) -> None:
@@ -483,14 +483,14 @@ class Game:
         placements, which may end the round or await a call, go through ``_put``. The turn's
         end is inlined for its common case (no truncation, no free draws, no claim, a stock to
         draw from); everything else goes through ``_next_turn``."""
-        player = self._current
+        player = self.current
         card = self.held
         wild = self.wild
         size = self.sizes[player]
         state = self.state[player]
         while True:
             if wild[card]:
-                if self._down[player] > 1:
+                if self.face_down[player] > 1:
                     self.decision = _WILD
                     return
                 self._put(state.index(DOWN), True)  # the last face-down slot: completes
@@ -504,7 +504,7 @@ class Game:
                     self.decision = _SWAP
                     return
                 break
-            down_counts = self._down
+            down_counts = self.face_down
             down = down_counts[player]
             if down == 1:
                 self._put(slot, False)  # completes the layout
@@ -514,7 +514,7 @@ class Game:
             row[slot] = card
             state[slot] = NATURAL
             down_counts[player] = down - 1
-            self._hidden[under] -= 1
+            self.hidden[under] -= 1
             self.events += (_EV_PLACE[player][card], _EV_PICKUP[player][slot][under])
             self.held = card = under
         # The turn ends.
@@ -525,7 +525,7 @@ class Game:
             self._next_turn()
             return
         self.turns += 1
-        self._current = player = (player + 1) % self.num_players
+        self.current = player = (player + 1) % self.num_players
         if not self.stock or self._pending_claim[player]:
             self._begin_turn()
             return
@@ -534,8 +534,8 @@ class Game:
 
     def _put(self, slot: int, as_wild: bool) -> bool:
         """Lay the held card in ``slot``; False when that ended the round or awaits a call."""
-        player = self._current
-        down = self._down[player]
+        player = self.current
+        down = self.face_down[player]
         completes = down == 0 or (down == 1 and self.state[player][slot] == DOWN)
         if completes and self.rules.call_trash and self._phase == _PLAY and not self._called:
             self._pending_put = (slot, as_wild)
@@ -548,14 +548,14 @@ class Game:
         return True
 
     def _lay(self, slot: int, as_wild: bool) -> None:
-        player, card = self._current, self.held
+        player, card = self.current, self.held
         row, state = self.layout[player], self.state[player]
         under, was = row[slot], state[slot]
         row[slot] = card
         state[slot] = WILD_UP if as_wild else NATURAL
         if was == DOWN:
-            self._down[player] -= 1
-            self._hidden[under] -= 1
+            self.face_down[player] -= 1
+            self.hidden[under] -= 1
             placed = _EV_WILD[player][slot][card] if as_wild else _EV_PLACE[player][card]
         else:
             placed = _EV_SWAP[player][card]  # a natural card swapped into its own slot
@@ -563,7 +563,7 @@ class Game:
         self.events += (placed, _EV_PICKUP[player][slot][under])
 
     def _layout_complete(self) -> None:
-        player = self._current
+        player = self.current
         if self._phase == _FREE_DRAWS:
             self._completed[player] = True
             self._finish_round()
@@ -579,13 +579,13 @@ class Game:
 
     def _miss_call(self) -> None:
         """No call on the last slot: discard, draw a penalty card, claim next turn."""
-        player = self._current
+        player = self.current
         self.held = self._discard_held()
         if not self.stock:
             self._reshuffle()
         if self.stock:
             card = self.stock.pop()
-            self._hidden[card] -= 1
+            self.hidden[card] -= 1
             self.discard.append(card)
             self._log("penalty", card)
         self._pending_claim[player] = True
@@ -602,7 +602,7 @@ class Game:
                 self._finish_round()
                 return
         else:
-            self._current = (self._current + 1) % self.num_players
+            self.current = (self.current + 1) % self.num_players
         self._begin_turn()
 
     def _win_round(self, player: int) -> None:
@@ -612,13 +612,13 @@ class Game:
         self.held = self._discard_held()
         if self.rules.free_draws:
             loser = 1 - player
-            if self._down[loser] == 0:  # a missed call left the loser complete already
+            if self.face_down[loser] == 0:  # a missed call left the loser complete already
                 self._completed[loser] = True
                 self._finish_round()
                 return
             self._phase = _FREE_DRAWS
             self._free_left = self.rules.free_draws
-            self._current = loser
+            self.current = loser
             self._log("free_draws", player=loser)
             self._begin_turn()
             return
@@ -628,7 +628,7 @@ class Game:
         n = self.num_players
         self.held = self._discard_held()
         shrinkers = [p for p in range(n) if self._completed[p]]
-        self._face_down_left = self._down[:]
+        self._face_down_left = self.face_down[:]
         if self.rules.losers_reveal:
             for p in range(n):
                 if self._completed[p]:
@@ -681,7 +681,7 @@ class Game:
 
     def _log(self, kind: str, card: int = -1, slot: int = -1, player: int | None = None) -> None:
         self.events.append(
-            _new_tuple(Event, (kind, self._current if player is None else player, card, slot))
+            _new_tuple(Event, (kind, self.current if player is None else player, card, slot))
         )
 
     def _refuse(self, action: object) -> None:
