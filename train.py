@@ -150,10 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--round-rewards", action=argparse.BooleanOptionalAction, default=None,
         help="pay every deal's zero-sum result too (default: on for whole-game episodes)")
     add("--shaping", type=float, default=DEFAULT_SHAPING, metavar="C",
-        help="optional SHAPED reward on top of the true one: C x the change of the progress "
-        "potential (own share of face-up slots minus the opponents' mean) at every learner "
-        "step, agents/shaping.py; it telescopes, and evaluations never see it; 0: off "
-        f"(default: {DEFAULT_SHAPING})")
+        help="optional SHAPED reward on top of the true one: C x the progress since the "
+        "previous learner decision (own share of the layout face-up minus the opponents' "
+        "mean, per deal; agents/shaping.py); it telescopes within a deal to that difference "
+        "at the deal's end; the episode figures and every evaluation keep the true result; "
+        f"0: off (default: {DEFAULT_SHAPING})")
     add("--shaping-until", type=float, default=DEFAULT_SHAPING_UNTIL, metavar="F",
         help="anneal the shaping coefficient linearly from C at step 0 to 0 at F x "
         "--timesteps, so the updates after that see the true reward alone (default: "
