@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.evaluation import BACKENDS, MAX_GAMES, MAX_WORKERS, SEATINGS, evaluate
-from agents.sizes import DEFAULT_REFERENCE, evaluate_sizes, settings
+from agents.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
 from trash_env.cli import (
     IMAGE_SUFFIXES,
     add_rules_arguments,
@@ -87,12 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_args(args)
         rules = Rules.from_options(**rules_options(args))
         if args.sizes is not None:
-            return _sizes(args, rules)
-        report = evaluate(
-            args.agents, rules, games=args.games, seed=args.seed, workers=args.workers,
-            progress=not args.no_progress, deals=args.deals, seatings=args.seatings,
-            backend=args.backend,
-        )
+            report = _sizes(args, rules)
+        else:
+            report = evaluate(
+                args.agents, rules, games=args.games, seed=args.seed, workers=args.workers,
+                progress=not args.no_progress, deals=args.deals, seatings=args.seatings,
+                backend=args.backend,
+            )
     except (ValueError, ImportError) as error:
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
@@ -111,21 +112,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _sizes(args: argparse.Namespace, rules: Rules) -> int:
-    """``--sizes``: the per-size table (agents/sizes.py), printed and written like a report."""
-    report = evaluate_sizes(
+def _sizes(args: argparse.Namespace, rules: Rules) -> SizesReport:
+    """``--sizes``: the per-size table (agents/sizes.py), printed and written like a report
+    (``--png`` is refused for it by :func:`check_args`)."""
+    return evaluate_sizes(
         args.agents[0], args.agents[1:], rules, sizes=args.sizes or None,
         reference=None if args.reference == "none" else args.reference,
         games=args.games, deals=args.deals, seed=args.seed, workers=args.workers,
         seatings=args.seatings, backend=args.backend, progress=not args.no_progress,
     )
-    if not args.quiet:
-        print(report.table())
-    if args.json:
-        report.write_json(args.json)
-    if args.csv:
-        report.write_csv(args.csv)
-    return 0
 
 
 def check_args(args: argparse.Namespace) -> None:
