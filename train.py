@@ -79,7 +79,7 @@ DEFAULT_BATCH_SIZE = 1024  # or the whole rollout when that is smaller
 GAE_LAMBDA = 0.95
 # The default run learns from scratch with the progress shaping (agents/shaping.py), annealed
 # to 0 at a quarter of the run (3M steps); docs/training.md has the experiments behind these.
-DEFAULT_SHAPING = 2.0
+DEFAULT_SHAPING = 0.0
 DEFAULT_SHAPING_UNTIL = 0.25
 
 
@@ -100,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a Trash agent (MaskablePPO) against bots and snapshots of itself.",
     )
     add = parser.add_argument
-    add("--timesteps", type=int, default=12_000_000,
-        help="total learner steps (default: 12000000)")
+    add("--timesteps", type=int, default=4_000_000,
+        help="total learner steps (default: 4000000)")
     add("--seed", type=int, default=0, help="seed of everything (default: 0)")
     add("--envs", type=int, default=_Default(4),
         help="parallel envs (default: 256 with --vec batched, 4 with dummy or subproc; on "
@@ -130,9 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--snapshot-every", type=int, default=50_000, metavar="N",
         help="add a self-play snapshot every N steps (default: 50000)")
     add("--pool-size", type=int, default=5, help="self-play snapshots kept (default: 5)")
-    add("--eval-every", type=int, default=500_000, metavar="N",
-        help="evaluate against greedy and random at step 0 and every N steps, 0 for never "
-        "(default: 500000)")
+    add("--eval-every", type=int, default=250_000, metavar="N",
+        help="evaluate against greedy and random at step 0, at N/16, N/8, N/4 and N/2 (the "
+        "climb of a run from scratch), then every N steps; 0 for never (default: 250000)")
     add("--eval-deals", type=int, default=200, metavar="N",
         help="duplicate deals per opponent in a periodic evaluation (default: 200)")
     add("--final-deals", type=int, default=1000, metavar="N",
@@ -160,6 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--timesteps, so the updates after that see the true reward alone (default: "
         f"{DEFAULT_SHAPING_UNTIL})")
     add("--net", default="128,128", help="hidden layer sizes of the MLP (default: 128,128)")
+    add("--features", choices=("obs", "pairs"), default="pairs",
+        help="the network's inputs: obs, the observation alone; pairs, the observation plus "
+             "the products 'the card on offer has rank r and my slot r is in state s' and "
+             "'the card on offer is wild' (agents/features.py; no parameters) "
+             "(default: pairs)")
     add("--lr", type=float, default=1e-3,
         help="learning rate (default: 1e-3; 1e-4 suits fine-tuning after --imitate)")
     add("--n-steps", type=int, default=_Default(512),
@@ -464,6 +469,16 @@ def imitate(model: Any, teacher: str, samples: int, epochs: int, seed: int,
 # ---------------------------------------------------------------------------- training
 
 
+def policy_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The policy network: the MLP of --net over the inputs of --features."""
+    kwargs: dict[str, Any] = {"net_arch": args.net_arch}
+    if args.features == "pairs":
+        from agents.features import torch_extractor
+
+        kwargs["features_extractor_class"] = torch_extractor()
+    return kwargs
+
+
 def save_model(model: Any, path: Path, info: dict[str, Any]) -> None:
     """The policy as a ``.safetensors`` model file with its sidecar (atomic writes)."""
     from agents.policy import save_sb3_policy
@@ -484,8 +499,7 @@ class TrainingMonitor:
                 self.run = run
                 self.next_snapshot = run.next_multiple(run.args.snapshot_every)
                 self.next_checkpoint = run.next_multiple(run.args.checkpoint_every)
-                self.next_eval = (run.next_multiple(run.args.eval_every)
-                                  if run.args.eval_every else math.inf)
+                self.next_eval = run.next_eval_after(run.start_steps)
                 self.episodes = 0
                 self.wins = 0
                 self.reward_sum = 0.0
@@ -522,8 +536,7 @@ class TrainingMonitor:
                         self.next_checkpoint += self.run.args.checkpoint_every
                 if steps >= self.next_eval and not final:
                     self.run.log_row(self.model, self, evaluate=True)
-                    while self.next_eval <= steps:
-                        self.next_eval += self.run.args.eval_every
+                    self.next_eval = self.run.next_eval_after(steps)
                 if not final:
                     self.run.set_shaping(steps)  # the coefficient for the coming rollout
 
@@ -630,6 +643,18 @@ class Run:
 
     def next_multiple(self, every: int) -> int:
         return (self.start_steps // every + 1) * every
+
+    def next_eval_after(self, steps: int) -> float:
+        """The next step to evaluate at after ``steps``: every --eval-every steps, and in the
+        first interval also at 1/16, 1/8, 1/4 and 1/2 of it, where a run from scratch climbs
+        fastest (the curve would hide the climb otherwise)."""
+        every = self.args.eval_every
+        if not every:
+            return math.inf
+        for point in (every // 16, every // 8, every // 4, every // 2):
+            if point > steps:
+                return point
+        return (steps // every + 1) * every
 
     # -- the opponent pool
     def pool(self) -> list[str]:
@@ -765,7 +790,7 @@ class Run:
             "MlpPolicy", self.venv, learning_rate=args.lr, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma,
             gae_lambda=GAE_LAMBDA, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
-            policy_kwargs={"net_arch": args.net_arch}, tensorboard_log=tensorboard, verbose=0,
+            policy_kwargs=policy_kwargs(args), tensorboard_log=tensorboard, verbose=0,
         )
 
     # -- log

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.features import FEATURES, PairFeatures, extra_inputs, players_for, torch_extractor
 from trash_env.cli import atomic_write_bytes, safe_text
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
@@ -279,9 +280,11 @@ def _int_in(data: dict, key: str, low: int, high: int, where: str) -> int:
 
 def network_tensors(network: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     """The tensors (name -> shape) a policy network of this architecture holds: the names of
-    stable-baselines3's ``MlpPolicy`` state dict (actor, critic and their heads)."""
-    inputs, hidden = network["inputs"], network["hidden"]
-    value_hidden = network["value_hidden"]
+    stable-baselines3's ``MlpPolicy`` state dict (actor, critic and their heads). The first
+    layers read the observation plus the network's ``features`` (agents/features.py)."""
+    hidden, value_hidden = network["hidden"], network["value_hidden"]
+    inputs = network["inputs"] + extra_inputs(network.get("features", "obs"),
+                                              players_for(network["inputs"]))
     shapes: dict[str, tuple[int, ...]] = {}
     for prefix, sizes in (("mlp_extractor.policy_net", hidden),
                           ("mlp_extractor.value_net", value_hidden)):
@@ -345,6 +348,9 @@ def check_sidecar(data: Any, where: str) -> dict[str, Any]:
         raise ValueError(f"{where}: network activation must be one of "
                          f"{', '.join(ACTIVATIONS)}, got "
                          f"{safe_text(repr(network.get('activation')))}")
+    if network.get("features", "obs") not in FEATURES:
+        raise ValueError(f"{where}: network features must be one of {', '.join(FEATURES)}, "
+                         f"got {safe_text(repr(network.get('features')))}")
     for key in ("hidden", "value_hidden"):
         sizes = network.get(key)
         if (not isinstance(sizes, list) or len(sizes) > MAX_LAYERS
@@ -497,6 +503,8 @@ def _load_model(path: Path) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
     network = sidecar["network"]
     activation = network["activation"]
     layers: list[tuple[str, Any]] = []
+    if network.get("features", "obs") == "pairs":
+        layers.append(("features", PairFeatures(int(sidecar["num_players"]))))
     for i in range(len(network["hidden"])):
         prefix = f"mlp_extractor.policy_net.{2 * i}"
         layers.append(("linear", (np.ascontiguousarray(tensors[prefix + ".weight"].T),
@@ -534,10 +542,12 @@ def policy_tensors(policy: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     def sizes(net: Any) -> list[int]:
         return [m.out_features for m in net if isinstance(m, nn.Linear)]
 
+    features = features_of(policy)
     extractor = policy.mlp_extractor
     network = {
         "kind": "mlp",
         "inputs": int(policy.observation_space.shape[0]),
+        "features": features,
         "hidden": sizes(extractor.policy_net),
         "value_hidden": sizes(extractor.value_net),
         "activation": activation,
@@ -551,6 +561,21 @@ def policy_tensors(policy: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         raise ValueError("the policy is not a plain MlpPolicy (separate actor and critic "
                          "MLPs): it cannot be saved as a trash-env policy")
     return tensors, network
+
+
+def features_of(policy: Any) -> str:
+    """The name (agents/features.py) of the input features of a stable-baselines3 policy;
+    ``ValueError`` for a features extractor this loader cannot rebuild."""
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    extractor = policy.features_extractor if policy.share_features_extractor else \
+        policy.pi_features_extractor
+    if type(extractor) is FlattenExtractor:
+        return "obs"
+    if type(extractor) is torch_extractor():
+        return "pairs"
+    raise ValueError(f"policy features extractor {type(extractor).__name__} cannot be saved: "
+                     f"train with one of the features {', '.join(FEATURES)}")
 
 
 def write_policy(path: str | Path, tensors: dict[str, np.ndarray], network: dict[str, Any],
@@ -664,6 +689,8 @@ class PolicyAgent(Agent):
         for kind, params in self.layers:
             if kind == "linear":
                 x = x @ params[0] + params[1]
+            elif kind == "features":
+                x = params(x)
             elif kind == "tanh":
                 x = np.tanh(x)
             else:

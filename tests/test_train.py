@@ -76,7 +76,9 @@ def test_smoke_run_saves_a_model_that_reloads_and_plays_legal_moves(smoke_run):
         figures = sidecar["evaluation"][opponent]
         assert figures["games"] == 40 and 0 <= figures["ci95"][0] <= figures["win_rate"]
     rows = list(csv.DictReader((smoke_run.parent / "model_log.csv").open()))
-    assert [int(r["timesteps"]) for r in rows if r["eval_win_rate"]] == [0, 1024, 2048]
+    # at 0, after the first 512-step rollout (the early points 64-512 of --eval-every 1024),
+    # then every 1024
+    assert [int(r["timesteps"]) for r in rows if r["eval_win_rate"]] == [0, 512, 1024, 2048]
     assert (smoke_run.parent / "model_curve.png").stat().st_size > 1000
     folder = smoke_run.parent / "model_checkpoints"
     assert sorted(c.name for c in folder.glob("*.ckpt")) == [
@@ -112,7 +114,7 @@ def test_numpy_actor_from_safetensors_matches_the_torch_policy(smoke_run):
     tensors, sidecar = load_tensors(folder / "step_000002048.safetensors")
     assert sidecar["network"] == {"kind": "mlp", "inputs": 153, "hidden": [128, 128],
                                   "value_hidden": [128, 128], "activation": "tanh",
-                                  "actions": 13}
+                                  "actions": 13, "features": "pairs"}
     for name, value in model.policy.state_dict().items():  # every tensor, bit for bit
         assert np.array_equal(tensors[name], value.numpy()), name
     env = TrashSoloEnv(episode="round")
@@ -361,7 +363,8 @@ def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
     assert (args.vec, args.envs, args.n_steps) == ("batched", 256, 16)
     assert type(args.envs) is int and type(args.n_steps) is int  # plain ints in checkpoints
     assert args.batch_size == 1024 and type(args.batch_size) is int
-    assert (args.imitate, args.shaping, args.opponents) == ("none", 2.0, ["greedy"])
+    assert (args.imitate, args.shaping, args.opponents) == ("none", 0.0, ["greedy"])
+    assert args.features == "pairs" and args.timesteps == 4_000_000
     args = _settled(["--vec", "dummy"], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
     # The default minibatch is cut to one rollout when that is smaller.
@@ -414,3 +417,18 @@ def test_set_opponents_mid_episode_keeps_the_policies_of_episodes_under_way():
     assert (vec.core.policy_of == -1).all()  # every game since is against greedy only
     vec.set_opponents(["greedy"])
     assert vec.core.policies == [None]  # a policy no game holds is let go
+
+
+def test_evaluations_come_early_in_the_first_interval_then_every_interval():
+    from types import SimpleNamespace
+
+    run = SimpleNamespace(args=SimpleNamespace(eval_every=250_000))
+    points, steps = [], 0
+    while steps < 1_000_000:
+        steps = train.Run.next_eval_after(run, steps)
+        points.append(steps)
+    assert points == [15_625, 31_250, 62_500, 125_000, 250_000, 500_000, 750_000, 1_000_000]
+    assert train.Run.next_eval_after(run, 130_000) == 250_000  # resumed mid-interval
+    assert train.Run.next_eval_after(run, 250_000) == 500_000
+    run.args.eval_every = 0
+    assert train.Run.next_eval_after(run, 0) == float("inf")

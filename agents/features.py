@@ -1,0 +1,124 @@
+"""Input features a policy network computes from the observation before its first layer.
+
+Why: in Trash a card of rank r belongs in slot r, so most decisions turn on one conjunction,
+"the card on offer has rank r *and* my slot r is still open" (or "the card is wild"). In the
+observation (trash_env/observation.py) the rank and the slot's state are separate one-hots, and
+a plain MLP has to learn each of those products from a noisy game result; trained from scratch
+it kept taking the offered card that fits only ~91% as often as greedy does. ``pairs`` hands it
+the products directly:
+
+==========================  =====  ===============================================================
+feature                     width  meaning
+==========================  =====  ===============================================================
+discard top x my slots      40     for slot r (ranks A..10) and each of its 4 states: 1 when the
+                                   discard top has rank r and my slot r is in that state
+held card x my slots        40     the same for the card in hand
+discard top x wild ranks    14     1 where the discard top's rank is wild under these rules
+held card x wild ranks      14     the same for the card in hand
+==========================  =====  ===============================================================
+
+Every feature is the product of two observation entries, so the features are public
+information like the observation itself, and the same two index tables serve NumPy (the
+agents' forward pass) and torch (training). The features hold no parameters: a model file
+records only their name (``network.features`` in the sidecar).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from trash_env.cards import NUM_RANKS, NUM_SLOTS
+from trash_env.observation import SEAT_FEATURES, SLOT_FEATURES, observation_size
+
+FEATURES = ("obs", "pairs")  # obs: the observation alone (every model before ``pairs``)
+
+_RANK_WIDTH = NUM_RANKS + 1  # one-hot rank plus "none"
+
+
+def pair_indices(num_players: int) -> tuple[np.ndarray, np.ndarray]:
+    """The two observation indices multiplied for each ``pairs`` feature, in the table's
+    order (``num_players`` fixes where the global features start)."""
+    start = num_players * SEAT_FEATURES  # the discard top's one-hot
+    discard, held = start, start + _RANK_WIDTH
+    wild = held + _RANK_WIDTH + NUM_RANKS  # after the visible-per-rank block
+    left: list[int] = []
+    right: list[int] = []
+    for card in (discard, held):
+        for slot in range(NUM_SLOTS):  # slot 0 takes rank 1 (the ace)
+            for state in range(SLOT_FEATURES):
+                left.append(card + slot + 1)
+                right.append(slot * SLOT_FEATURES + state)
+    for card in (discard, held):
+        for rank in range(NUM_RANKS):
+            left.append(card + rank)
+            right.append(wild + rank)
+    return np.array(left, np.int64), np.array(right, np.int64)
+
+
+def extra_inputs(features: str, num_players: int) -> int:
+    """How many inputs ``features`` adds to the observation."""
+    if features == "obs":
+        return 0
+    if features == "pairs":
+        return len(pair_indices(num_players)[0])
+    raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {features!r}")
+
+
+def players_for(inputs: int) -> int:
+    """The player count whose observation has ``inputs`` entries."""
+    for n in range(2, 7):
+        if observation_size(n) == inputs:
+            return n
+    raise ValueError(f"no player count has an observation of {inputs} entries")
+
+
+class PairFeatures:
+    """NumPy ``pairs`` features: the observation(s) with the products appended."""
+
+    def __init__(self, num_players: int) -> None:
+        self.left, self.right = pair_indices(num_players)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return np.concatenate([x, x[..., self.left] * x[..., self.right]], axis=-1)
+
+
+def torch_extractor() -> type:
+    """stable-baselines3's features extractor computing ``pairs`` (built on first use, so
+    that this module imports without torch)."""
+    global _TorchPairs
+    if _TorchPairs is None:
+        import torch
+        from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+        class PairFeaturesExtractor(BaseFeaturesExtractor):
+            """The observation with the ``pairs`` products appended (no parameters)."""
+
+            def __init__(self, observation_space: Any) -> None:
+                inputs = int(observation_space.shape[0])
+                left, right = pair_indices(players_for(inputs))
+                super().__init__(observation_space, inputs + len(left))
+                # not persistent: the state dict (and so a model file) holds no feature tables
+                self.register_buffer("left", torch.as_tensor(left), persistent=False)
+                self.register_buffer("right", torch.as_tensor(right), persistent=False)
+
+            def forward(self, observations: Any) -> Any:
+                x = observations.float()
+                return torch.cat([x, x[:, self.left] * x[:, self.right]], dim=1)
+
+        PairFeaturesExtractor.__module__ = __name__
+        PairFeaturesExtractor.__qualname__ = "PairFeaturesExtractor"
+        _TorchPairs = PairFeaturesExtractor
+    return _TorchPairs
+
+
+_TorchPairs: type | None = None
+
+
+def __getattr__(name: str) -> Any:
+    # ``agents.features.PairFeaturesExtractor`` resolves (for pickles of a training checkpoint)
+    # without importing torch when the module itself is imported.
+    if name == "PairFeaturesExtractor":
+        return torch_extractor()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
