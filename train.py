@@ -379,14 +379,16 @@ RESUME_FLAGS = ("envs", "vec", "opponents", "snapshot_every", "pool_size", "net"
 def evaluate_policy_vs(model_path: Path, opponent: str, deals: int, seed: int,
                        rules: dict[str, Any], workers: int = 1) -> dict[str, Any]:
     """The policy's figures against ``opponent`` from agents/evaluation.py (duplicate deals,
-    seats rotated): games, wins, win_rate and its 95% Wilson interval ``ci95``."""
+    seats rotated): games, wins, win_rate and its 95% Wilson interval ``ci95``, over the games
+    where the policy holds one seat and copies of ``opponent`` the others (with two players:
+    every game), as in ``evaluate.py --sizes``; its par is ``1 / players``."""
     from agents.evaluation import evaluate
+    from agents.sizes import agent_figures
     from trash_env.rules import Rules
 
     report = evaluate([str(model_path), opponent], rules=Rules.from_options(**rules),
                       deals=deals, seed=seed, workers=workers)
-    mine = report.agents[str(model_path)]
-    return {key: mine[key] for key in ("games", "wins", "win_rate", "ci95")}
+    return agent_figures(report, str(model_path))
 
 
 # ---------------------------------------------------------------------------- imitation
@@ -854,11 +856,12 @@ class Run:
         return row
 
 
-def plot_curve(csv_path: Path, png_path: Path, title: str) -> Path | None:
+def plot_curve(csv_path: Path, png_path: Path, title: str, par: float = 0.5) -> Path | None:
     """The learning curve from the CSV log, against the learner steps, in three panels: the
-    periodic win rates against ``greedy`` and ``random`` with their 95% Wilson bands; the
-    training episodes' mean true reward (and the shaping's mean per episode, when shaped);
-    the training throughput (steps/s between two log rows, evaluations left out)."""
+    periodic win rates against ``greedy`` and ``random`` with their 95% Wilson bands and the
+    par line (``par``, 1 / players); the training episodes' mean true reward (and the
+    shaping's mean per episode, when shaped); the training throughput (steps/s between two
+    log rows, evaluations left out)."""
     with csv_path.open() as handle:
         rows = [row for row in csv.DictReader(handle) if row.get("timesteps")]
     if not rows:
@@ -885,8 +888,11 @@ def plot_curve(csv_path: Path, png_path: Path, title: str) -> Path | None:
         ax_win.fill_between(steps, low, high, color=color, alpha=0.2)
         ax_win.plot(steps, rate, marker="o", markersize=3, color=color,
                     label=f"vs {label} ({games} games, 95% Wilson band)")
-    ax_win.axhline(0.5, color="grey", linestyle="--", linewidth=1)
-    ax_win.set_ylabel("win rate (duplicate deals)")
+    ax_win.axhline(par, color="grey", linestyle="--", linewidth=1)
+    ax_win.text(0.0, par, f" par {par:.3g}", color="grey", fontsize=8, va="bottom",
+                transform=ax_win.get_yaxis_transform())
+    ax_win.set_ylabel("win rate (duplicate deals;\none agent seat)" if par < 0.5
+                      else "win rate (duplicate deals)")
     ax_win.set_ylim(0, 1)
     if ax_win.get_legend_handles_labels()[0]:
         ax_win.legend(loc="lower right", fontsize=8)
@@ -1017,7 +1023,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     info["timesteps"] = int(model.num_timesteps)
     save_model(model, args.out, info)
     png = plot_curve(run.csv_path, run.png_path,
-                     f"{run.stem}: {run.num_players} players, {run.rules_obj.episode} episodes")
+                     f"{run.stem}: {run.num_players} players, {run.rules_obj.episode} episodes",
+                     par=1.0 / run.num_players)
     print(f"saved {args.out} (+ {args.out.with_suffix('.json').name}); log {run.csv_path}"
           + (f"; curve {png}" if png else "") + f"; {throughput:.0f} steps/s", flush=True)
     return json.loads(args.out.with_suffix(".json").read_text())

@@ -18,7 +18,8 @@ pair by pair under the same load; medians over the repetitions are reported):
   Against it: ``TrashVecEnv`` with the OLD PPO settings (4 x 512, and 64 x 32, the batched
   default before the new defaults: the same 2,048-sample rollouts, so the same PPO updates),
   ``DummyVecEnv`` 64 x 32 as the fair peer of the latter, and ``TrashVecEnv`` with train.py's
-  NEW defaults (its parser: envs x steps of the batched path, minibatch, epochs, lr, shaping).
+  NEW defaults (its parser: envs x steps of the batched path, minibatch, epochs, lr, network
+  and input features, shaping).
   Target: the batched VecEnv at least 3x the old default; say which row meets it.
 - ``memory``: bytes per game: a ``VectorGame``'s state arrays, a whole ``TrashVecEnv`` per env
   (tracemalloc), against a ``TrashSoloEnv`` and an AEC ``trash_env.env()`` per instance.
@@ -104,11 +105,11 @@ def new_defaults() -> tuple[int, int, dict, float]:
     import train
 
     args = train.build_parser().parse_args([])
+    args.net_arch = [int(x) for x in args.net.split(",")]
     envs, n_steps = train.PATH_DEFAULTS["batched"]
     ppo = {"learning_rate": args.lr, "batch_size": min(int(args.batch_size), envs * n_steps),
            "n_epochs": args.epochs, "gamma": args.gamma, "gae_lambda": train.GAE_LAMBDA,
-           "ent_coef": args.ent_coef,
-           "policy_kwargs": {"net_arch": [int(x) for x in args.net.split(",")]}}
+           "ent_coef": args.ent_coef, "policy_kwargs": train.policy_kwargs(args)}
     return envs, n_steps, ppo, args.shaping
 
 
@@ -298,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         envs, rollout, ppo, shaping = new_defaults()
         old = f"DummyVecEnv {few} x Monitor(TrashSolo) x {n_steps} steps, old PPO (old default)"
         new = (f"TrashVecEnv {envs} x {rollout} steps, new PPO (train.py default: minibatch "
-               f"{ppo['batch_size']}, {ppo['n_epochs']} epochs, shaping {shaping:g})")
+               f"{ppo['batch_size']}, {ppo['n_epochs']} epochs, shaping {shaping:g}, features "
+               f"{'pairs' if 'features_extractor_class' in ppo['policy_kwargs'] else 'obs'})")
         figures = run.interleaved({
             old: lambda rep: train_batched(steps, few, n_steps, rep, False),
             f"TrashVecEnv {few} envs x {n_steps} steps, old PPO":

@@ -432,3 +432,19 @@ def test_evaluations_come_early_in_the_first_interval_then_every_interval():
     assert train.Run.next_eval_after(run, 250_000) == 500_000
     run.args.eval_every = 0
     assert train.Run.next_eval_after(run, 0) == float("inf")
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_evaluations_count_the_games_where_the_policy_holds_one_seat(players):
+    # With 3 players the evaluation also plays the line-up with two copies of the policy and
+    # one opponent; counting those seats would mix in games against itself (par 1/2 there).
+    rules = Rules(num_players=players).to_dict()
+    figures = train.evaluate_policy_vs(Path("counting"), "random", deals=6, seed=3, rules=rules)
+    assert figures["games"] == 6 * players  # one line-up, rotated through every seat
+    full = evaluate(["counting", "random"], rules=Rules(num_players=players), deals=6, seed=3)
+    if players == 2:
+        assert figures["wins"] == full.agents["counting"]["wins"]
+    else:
+        assert full.agents["counting"]["games"] == 6 * 3 * 3  # 1+2 copies and 2+1
+    low, high = figures["ci95"]
+    assert low <= figures["win_rate"] <= high and figures["win_rate"] > 1 / players
