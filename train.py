@@ -1,6 +1,6 @@
 """Train a Trash agent with MaskablePPO against bots and frozen snapshots of itself.
 
-    python train.py                       # the default run: from scratch, under 15 min on 2 cores
+    python train.py                       # the default run: from scratch, ~5 min on 2 cores
     python train.py --episode round --timesteps 3000000 --out runs/long/model.safetensors
     python train.py --imitate greedy --lr 1e-4 --ent-coef 0.001 --shaping 0   # warm start
 
@@ -19,19 +19,23 @@ Why it is built this way:
   played by sampling from their masked policy.
 - MaskablePPO always sees the action mask, so every action is legal.
 - From scratch by default: the reward is a +-1 result decided mostly by the luck of the deal,
-  so PPO from a random policy needs millions of steps to discover even "take the discard when
-  it fits". Two helps: throughput (the batched env with large rollouts and minibatches), and
-  an optional SHAPED reward (``--shaping``, on by default; agents/shaping.py): progress
-  through the deal (own face-up share minus the opponents' mean) paid at every step,
-  telescoping to each deal's end, annealed to 0 at ``--shaping-until`` of the run so the last
-  updates see the true reward alone. Warm start (``--imitate greedy``): fitting the actor to a
-  bot's moves first (and the critic to the results) starts PPO from the bot's level.
+  so on the observation alone PPO from a random policy needed ~12M steps to learn even "take
+  the discard when it fits" as well as ``greedy``. What helps: the network's input features
+  (``--features pairs``, the default; agents/features.py), which hand it "the card on offer
+  has rank r and my slot r is open" directly (greedy's level after ~250k steps); throughput
+  (the batched env with large rollouts and minibatches); and, optional and off by default, a
+  SHAPED reward (``--shaping C``; agents/shaping.py): progress through the deal (own face-up
+  share minus the opponents' mean) paid at every step, telescoping to each deal's end,
+  annealed to 0 at ``--shaping-until`` of the run so the last updates see the true reward
+  alone. Warm start (``--imitate greedy``): fitting the actor to a bot's moves first (and the
+  critic to the results) starts PPO from the bot's level.
 - Rewards are the zero-sum result of the episode (plus the shaping while it lasts). In
   whole-game episodes (the default rules) ``--round-rewards`` (on by default there) also pays
   every deal its zero-sum result, as the AEC env's ``round_rewards`` does. The episode figures
   logged are the true rewards; the shaping's sum is logged apart.
-- At step 0 and every ``--eval-every`` steps the deterministic policy is evaluated against
-  ``greedy`` and ``random`` on duplicate deals (agents/evaluation.py); the figures go to the
+- At step 0, early in the first interval and then every ``--eval-every`` steps the
+  deterministic policy is evaluated against ``greedy`` and ``random`` on duplicate deals
+  (agents/evaluation.py; its seat against copies of the opponent); the figures go to the
   CSV log and the learning-curve PNG (win rates with 95% bands, training reward, steps/s). At
   the end it is evaluated against ``random`` and ``greedy`` and saved as a
   ``.safetensors`` model (tensors only, the sidecar inside; agents/policy.py) with a readable
