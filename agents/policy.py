@@ -3,9 +3,10 @@
 A model is one ``.safetensors`` file (written by ``train.py``): the policy network's tensors
 plus, in the file's metadata, the JSON sidecar that says what they are (network architecture
 and activation, observation version and size, number of players, rules, training figures).
-A copy of the sidecar is written beside it (same name, ``.json``) for people and tools to
-read; loading uses the copy inside the weights file, so the two can never be mismatched by a
-crash between two writes.
+The network's input features (``network.features``: the observation alone, or ``pairs``;
+agents/features.py) hold no tensors and are rebuilt from their name. A copy of the sidecar is
+written beside it (same name, ``.json``) for people and tools to read; loading uses the copy
+inside the weights file, so the two can never be mismatched by a crash between two writes.
 
 Why not stable-baselines3's ``.zip``: loading one unpickles Python objects, so a crafted file
 runs arbitrary code. Agent specs naming a ``.zip`` are refused. The network is rebuilt from
