@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
-from trash_env.observation import SEAT_FEATURES, SLOT_FEATURES, observation_size
+from trash_env.observation import SEAT_FEATURES, SLOT_FEATURES, players_of_observation
 
 FEATURES = ("obs", "pairs")  # obs: the observation alone (every model before ``pairs``)
 
@@ -68,10 +68,10 @@ def extra_inputs(features: str, num_players: int) -> int:
 
 def players_for(inputs: int) -> int:
     """The player count whose observation has ``inputs`` entries."""
-    for n in range(2, 7):
-        if observation_size(n) == inputs:
-            return n
-    raise ValueError(f"no player count has an observation of {inputs} entries")
+    players = players_of_observation(inputs)
+    if players is None:
+        raise ValueError(f"no player count has an observation of {inputs} entries")
+    return players
 
 
 class PairFeatures:

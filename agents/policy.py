@@ -55,7 +55,7 @@ import numpy as np
 from agents.base import Agent
 from agents.features import FEATURES, PairFeatures, extra_inputs, players_for, torch_extractor
 from trash_env.cli import atomic_write_bytes, safe_text
-from trash_env.observation import OBS_VERSION, observation_size
+from trash_env.observation import OBS_VERSION, observation_size, players_of_observation
 from trash_env.rules import Rules
 from trash_env.view import PublicView
 
@@ -752,9 +752,10 @@ class PretrainedAgent(PolicyAgent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
         if view is None and np.shape(observation) != (self.input_size,):
             # No view to read the rules from: the observation's size tells the player count.
-            sizes = {observation_size(n): n for n in range(2, 7)}
-            if len(np.shape(observation)) == 1 and np.shape(observation)[0] in sizes:
-                self._switch(sizes[np.shape(observation)[0]])
+            players = (players_of_observation(np.shape(observation)[0])
+                       if len(np.shape(observation)) == 1 else None)
+            if players is not None:
+                self._switch(players)
         return super().act(observation, action_mask, view)
 
 

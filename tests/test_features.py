@@ -137,3 +137,17 @@ def test_the_index_tables_stay_inside_the_observation():
         left, right = pair_indices(players)
         assert left.max() < observation_size(players) and right.max() < observation_size(players)
         assert len(set(zip(left.tolist(), right.tolist(), strict=True))) == len(left)
+
+
+def test_the_player_count_is_read_from_the_observation_size():
+    from agents.features import players_for
+    from trash_env.observation import SEAT_FEATURES, players_of_observation
+
+    for players in range(2, 7):
+        assert players_of_observation(observation_size(players)) == players
+        assert players_for(observation_size(players)) == players
+    assert players_of_observation(observation_size(2) + 1) is None
+    assert players_of_observation(observation_size(6) + SEAT_FEATURES) is None  # 7 players
+    assert players_of_observation(observation_size(2) - SEAT_FEATURES) is None  # 1 player
+    with pytest.raises(ValueError, match="no player count has an observation of 5 entries"):
+        players_for(5)

@@ -56,6 +56,14 @@ def observation_size(num_players: int) -> int:
     return SEAT_FEATURES * num_players + GLOBAL_FEATURES
 
 
+def players_of_observation(size: int) -> int | None:
+    """The player count whose observations have ``size`` entries (``None``: no count)."""
+    if (size - GLOBAL_FEATURES) % SEAT_FEATURES:
+        return None
+    players = (size - GLOBAL_FEATURES) // SEAT_FEATURES
+    return players if MIN_PLAYERS <= players <= MAX_PLAYERS else None
+
+
 def state_size(num_players: int) -> int:
     return observation_size(num_players) + num_players * NUM_SLOTS * (NUM_RANKS + 1) + NUM_RANKS
 
