@@ -27,9 +27,9 @@ not a potential-based shaping: it pays for progress, which is what wins deals, s
 anneals ``coef`` to 0 (``--shaping-until``) and the final updates see the true reward alone.
 Evaluations never see it: it lives only in the training envs.
 
-Two implementations of the same formula, checked against each other by the tests: the wrapper
+The formula and the coefficient check live in :mod:`trash_env.progress`, shared by the wrapper
 below for ``TrashSoloEnv`` (the dummy/subprocess path) and ``SoloBatch(shaping=...)`` in
-:mod:`trash_env.vector.env` (the batched path).
+:mod:`trash_env.vector.env` (the batched path); the tests check both pay the same rewards.
 """
 
 from __future__ import annotations
@@ -39,29 +39,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from trash_env.progress import check_coef, progress_potential
 
-def check_coef(coef: float) -> float:
-    """The shaping coefficient, checked: a finite float from 0 to 10."""
-    if isinstance(coef, bool) or not isinstance(coef, (int, float, np.floating, np.integer)):
-        raise ValueError(f"shaping must be a number from 0 to 10, got {coef!r}")
-    value = float(coef)
-    if not 0.0 <= value <= 10.0:  # also refuses NaN
-        raise ValueError(f"shaping must be a number from 0 to 10, got {coef!r}")
-    return value
-
-
-def progress_potential(sizes: np.ndarray, down: np.ndarray, seats: np.ndarray) -> np.ndarray:
-    """phi per game: the learner's face-up fraction minus the opponents' mean.
-
-    ``sizes`` and ``down`` are ``(B, n)`` (layout sizes, face-down slots left), ``seats`` the
-    ``(B,)`` learner seats."""
-    sizes = np.asarray(sizes, np.float64)
-    up = (sizes - np.asarray(down, np.float64)) / np.maximum(sizes, 1.0)
-    n = up.shape[1]
-    rows = np.arange(up.shape[0])
-    mine = up[rows, seats]
-    others = (up.sum(axis=1) - mine) / max(n - 1, 1)
-    return mine - others
+__all__ = ["ProgressShaping", "check_coef", "game_potential", "last_deal_end_potential",
+           "progress_potential"]
 
 
 def game_potential(game: Any, seat: int) -> float:

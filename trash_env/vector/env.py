@@ -38,6 +38,7 @@ from gymnasium import spaces
 from trash_env.agent import Agent, make_agent
 from trash_env.engine import NUM_ACTIONS
 from trash_env.observation import OBS_VERSION, observation_size
+from trash_env.progress import check_coef, progress_potential
 from trash_env.rules import Rules
 from trash_env.solo import solo_rules
 from trash_env.vector import _kernels as K
@@ -106,24 +107,6 @@ def supports_opponents(opponents: Sequence[Any] | str) -> bool:
     return bool(pool)
 
 
-def _check_shaping(coef: Any) -> float:
-    """The shaping coefficient, checked as ``agents.shaping.check_coef`` does (trash_env does
-    not import agents)."""
-    ok = isinstance(coef, (int, float, np.integer, np.floating)) and not isinstance(coef, bool)
-    if not ok or not 0.0 <= float(coef) <= 10.0:  # also refuses NaN
-        raise ValueError(f"shaping must be a number from 0 to 10, got {coef!r}")
-    return float(coef)
-
-
-def _progress_potential(sizes: np.ndarray, down: np.ndarray, seats: np.ndarray) -> np.ndarray:
-    """``agents.shaping.progress_potential`` (the same formula; the tests check both give the
-    same rewards): per game, the learner's face-up share minus the opponents' mean."""
-    sizes = np.asarray(sizes, np.float64)
-    up = (sizes - np.asarray(down, np.float64)) / np.maximum(sizes, 1.0)
-    mine = up[np.arange(up.shape[0]), seats]
-    return mine - (up.sum(axis=1) - mine) / max(up.shape[1] - 1, 1)
-
-
 class SoloBatch:
     """The array core shared by both vector envs (see the module docstring)."""
 
@@ -137,7 +120,7 @@ class SoloBatch:
         shaping: float = 0.0,
         **options: Any,
     ) -> None:
-        self.shaping = _check_shaping(shaping)
+        self.shaping = check_coef(shaping)
         self.rules = solo_rules(seat, round_rewards, options)
         n = self.rules.num_players
         self.num_envs = num_envs
@@ -162,7 +145,7 @@ class SoloBatch:
 
     def set_shaping(self, coef: float) -> None:
         """The progress shaping's coefficient from the next step on (agents/shaping.py)."""
-        self.shaping = _check_shaping(coef)
+        self.shaping = check_coef(coef)
 
     def _progress(self, ended: np.ndarray) -> np.ndarray:
         """Every slot's progress (phi of agents/shaping.py) since its previous learner
@@ -173,10 +156,10 @@ class SoloBatch:
         deals = games["deals"].astype(np.int64)
         new_deal = deals != self.deals_seen
         # The last finished deal's end: its sizes before the shrink and its face-down left.
-        at_end = _progress_potential(sizes + games["shrunk"][:, :n], games["fdl"][:, :n], seats)
+        at_end = progress_potential(sizes + games["shrunk"][:, :n], games["fdl"][:, :n], seats)
         gained = np.where(new_deal, at_end - self.potential, 0.0)
         before = np.where(new_deal, 0.0, self.potential)
-        now = np.where(ended, 0.0, _progress_potential(sizes, games["down"][:, :n], seats))
+        now = np.where(ended, 0.0, progress_potential(sizes, games["down"][:, :n], seats))
         self.potential = now
         self.deals_seen = deals
         return gained + now - before
