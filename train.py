@@ -81,8 +81,9 @@ VEC_CHOICES = ("batched", "dummy", "subproc")
 PATH_DEFAULTS = {"batched": (256, 16), "dummy": (4, 512), "subproc": (4, 512)}
 DEFAULT_BATCH_SIZE = 1024  # or the whole rollout when that is smaller
 GAE_LAMBDA = 0.95
-# The default run learns from scratch with the progress shaping (agents/shaping.py), annealed
-# to 0 at a quarter of the run (3M steps); docs/training.md has the experiments behind these.
+# The optional progress shaping (agents/shaping.py): off by default since the pairs input
+# features made it unnecessary; when on, annealed to 0 at a quarter of the run. The
+# experiments behind these are in docs/training.md.
 DEFAULT_SHAPING = 0.0
 DEFAULT_SHAPING_UNTIL = 0.25
 
@@ -374,7 +375,7 @@ def find_checkpoint(where: Path) -> dict[str, Any]:
 # Flags that change the trained weights: a resumed run must use the checkpoint's values.
 RESUME_FLAGS = ("envs", "vec", "opponents", "snapshot_every", "pool_size", "net", "lr",
                 "n_steps", "batch_size", "epochs", "gamma", "ent_coef", "round_rewards",
-                "threads", "shaping", "shaping_until")
+                "threads", "shaping", "shaping_until", "features")
 
 
 # ---------------------------------------------------------------------------- evaluation

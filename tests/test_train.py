@@ -237,6 +237,10 @@ def test_resume_refuses_flags_that_would_change_the_weights(tiny_run, tmp_path, 
     assert code == 2
     err = capsys.readouterr().err
     assert "--lr 0.001 (given 0.0005)" in err  # the checkpoint's: train.py's default lr
+    code = train.main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
+                              str(checkpoint), "--features", "obs"])
+    assert code == 2  # the checkpoint's network reads the pairs features
+    assert "--features 'pairs' (given 'obs')" in capsys.readouterr().err
 
 
 def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
