@@ -642,13 +642,17 @@ class PolicyAgent(Agent):
         path: str = "",
     ) -> None:
         super().__init__(seed)
+        self.deterministic = deterministic
+        self._use(layers, sidecar, path)
+        self.name = f"policy:{safe_text(Path(path).name)}" if path else "policy"
+
+    def _use(self, layers: list[tuple[str, Any]], sidecar: dict[str, Any], path: str) -> None:
+        """Play the network ``layers`` that ``sidecar`` describes (from ``path``)."""
         self.layers = layers
         self.sidecar = sidecar
-        self.deterministic = deterministic
         self.path = path
         self.num_players = int(sidecar["num_players"])
         self.input_size = int(sidecar["observation_size"])
-        self.name = f"policy:{safe_text(Path(path).name)}" if path else "policy"
         self._checked: Rules | None = None  # the last rules check_rules accepted
 
     def check_rules(self, rules: Rules) -> None:
@@ -738,11 +742,7 @@ class PretrainedAgent(PolicyAgent):
 
     def _switch(self, num_players: int) -> None:
         path = _pretrained_for(num_players)
-        self.layers, self.sidecar = load_model(path)
-        self.path = str(path)
-        self.num_players = int(self.sidecar["num_players"])
-        self.input_size = int(self.sidecar["observation_size"])
-        self._checked = None
+        self._use(*load_model(path), str(path))
 
     def check_rules(self, rules: Rules) -> None:
         if rules.num_players != self.num_players:
