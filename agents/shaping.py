@@ -80,7 +80,10 @@ class ProgressShaping(gym.Wrapper):
 
     ``info["shaping"]`` holds the step's shaping term; on the episode's last step, when a
     ``Monitor`` below wrote ``info["episode"]``, ``info["episode"]["shaping"]`` holds the
-    episode's sum. ``set_shaping(coef)`` changes the coefficient (``VecEnv.env_method``)."""
+    episode's sum. ``set_shaping(coef)`` changes the coefficient (``VecEnv.env_method``).
+    Progress is followed only while the coefficient is not 0 (at 0 the wrapper costs nothing
+    per step); turning it on picks the episode up where a follower from its start would
+    stand."""
 
     def __init__(self, env: gym.Env, coef: float = 0.0) -> None:
         super().__init__(env)
@@ -88,9 +91,15 @@ class ProgressShaping(gym.Wrapper):
         self._phi = 0.0
         self._deals = 0
         self._sum = 0.0
+        self._fresh = True  # no step since the episode started (or it has just ended)
 
     def set_shaping(self, coef: float) -> None:
-        self.coef = check_coef(coef)
+        coef = check_coef(coef)
+        if coef and not self.coef:  # what progress() would hold at this decision
+            game = self.env.unwrapped.game
+            self._phi = 0.0 if self._fresh else game_potential(game, self.env.unwrapped.seat)
+            self._deals = game.deal_number
+        self.coef = coef
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions (MaskablePPO asks the outermost env)."""
@@ -101,6 +110,7 @@ class ProgressShaping(gym.Wrapper):
         self._phi = 0.0
         self._deals = self.env.unwrapped.game.deal_number
         self._sum = 0.0
+        self._fresh = True
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict]:
         obs, info = self.env.reset(**kwargs)
@@ -124,7 +134,8 @@ class ProgressShaping(gym.Wrapper):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        term = self.coef * self.progress(terminated or truncated)
+        term = self.coef * self.progress(terminated or truncated) if self.coef else 0.0
+        self._fresh = terminated or truncated
         self._sum += term
         info["shaping"] = term
         if (terminated or truncated) and isinstance(info.get("episode"), dict):

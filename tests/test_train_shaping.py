@@ -246,3 +246,35 @@ def test_dummy_path_trains_with_the_shaping_wrapper(tmp_path) -> None:
     assert state["shaping_end"] == 256
     rows = list(csv.DictReader((tmp_path / "d_log.csv").open()))
     assert float(rows[-1]["shaping_coef"]) == 0.0
+
+
+@pytest.mark.parametrize("switch_at", [0, 1, 5, 40])
+def test_turning_the_shaping_on_later_pays_what_a_follower_from_the_start_pays(switch_at):
+    """At coefficient 0 the wrapper follows nothing; set_shaping(c) then picks the episode up
+    where it stands: from there on it pays, step by step, what a wrapper shaped from the start
+    pays (switch_at 0 and 1: right after a reset and after the first step)."""
+    def make(coef: float) -> ProgressShaping:
+        env = ProgressShaping(Monitor(TrashSoloEnv(opponents=["greedy"], round_rewards=True,
+                                                   start_size=3)), coef)
+        env.reset(seed=11)
+        return env
+
+    always, later = make(1.5), make(0.0)
+    rng = np.random.default_rng(5)
+    compared = 0
+    for step in range(150):
+        if step == switch_at:
+            later.set_shaping(1.5)
+        action = int(rng.choice(np.flatnonzero(always.action_masks())))
+        _, r_always, t_always, tr_always, _ = always.step(action)
+        _, r_later, t_later, tr_later, info = later.step(action)
+        assert (t_always, tr_always) == (t_later, tr_later)
+        if step < switch_at:
+            assert info["shaping"] == 0.0
+        else:
+            assert r_later == pytest.approx(r_always, abs=1e-12)
+            compared += 1
+        if t_always or tr_always:
+            always.reset()
+            later.reset()
+    assert compared >= 100

@@ -284,3 +284,38 @@ def test_shaping_matches_the_solo_wrapper_and_keeps_the_true_return() -> None:
     assert vec.core.shaping == 0.0
     with pytest.raises(ValueError, match="shaping must be a number from 0 to 10"):
         vec.set_shaping(-1)
+
+
+def test_turning_the_shaping_on_later_pays_what_a_follower_from_the_start_pays() -> None:
+    """At coefficient 0 the batch follows no progress; set_shaping(c) picks every slot up where
+    it stands (a slot just reset, one mid-deal): from there on each pays what a batch shaped
+    from the start pays."""
+    from trash_env.progress import progress_potential
+
+    options = {"start_size": 3, "round_rewards": True}
+    always = TrashVecEnv(12, ["greedy"], seed=9, shaping=1.25, **options)
+    later = TrashVecEnv(12, ["greedy"], seed=9, **options)
+    always.reset()
+    later.reset()
+    choose = np.random.default_rng(3)
+    switched = False
+    compared = 0
+    for _ in range(400):
+        core = later.core
+        fresh = core.episode_length == 0
+        # phi now; a fresh slot whose opponents moved before its learner's first decision
+        # has phi != 0, and a follower from the start holds 0 for it there
+        games = core.batch.games
+        phi = progress_potential(games["size"][:, :2], games["down"][:, :2], core.seats)
+        if not switched and (fresh & (phi != 0)).any() and not fresh.all():
+            later.set_shaping(1.25)
+            switched = True
+        masks = always.action_masks()
+        actions = np.array([choose.choice(np.flatnonzero(m)) for m in masks])
+        _, r_always, d_always, _ = always.step(actions)
+        _, r_later, d_later, _ = later.step(actions)
+        assert np.array_equal(d_always, d_later)
+        if switched:
+            assert np.allclose(r_later, r_always, atol=1e-12)
+            compared += 1
+    assert switched and compared >= 100

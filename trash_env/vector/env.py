@@ -144,8 +144,22 @@ class SoloBatch:
         self._all = np.arange(num_envs)
 
     def set_shaping(self, coef: float) -> None:
-        """The progress shaping's coefficient from the next step on (agents/shaping.py)."""
-        self.shaping = check_coef(coef)
+        """The progress shaping's coefficient from the next step on (agents/shaping.py).
+        Progress is followed only while the coefficient is not 0; turning it on picks up each
+        episode where a follower from its start would stand (``_follow_from_now``)."""
+        coef = check_coef(coef)
+        if coef and not self.shaping:
+            self._follow_from_now()
+        self.shaping = coef
+
+    def _follow_from_now(self) -> None:
+        """``potential`` and ``deals_seen`` as ``_progress`` would have left them at this
+        learner decision: phi of the current deal, or 0 before an episode's first step."""
+        n = self.rules.num_players
+        games = self.batch.games
+        phi = progress_potential(games["size"][:, :n], games["down"][:, :n], self.seats)
+        self.potential = np.where(self.episode_length == 0, 0.0, phi)
+        self.deals_seen = games["deals"].astype(np.int64)
 
     def _progress(self, ended: np.ndarray) -> np.ndarray:
         """Every slot's progress (phi of agents/shaping.py) since its previous learner
@@ -327,10 +341,9 @@ class SoloBatch:
         self.episode_return += rewards
         self.episode_length += 1
         # The progress shaping (agents/shaping.py), added after the true return is recorded;
-        # the progress is followed even at coefficient 0, so set_shaping may turn it on.
-        progress = self._progress(terminated | truncated)
+        # followed only while it is on (set_shaping picks it up where it stands).
         if self.shaping:
-            term = self.shaping * progress
+            term = self.shaping * self._progress(terminated | truncated)
             self.episode_shaping += term
             rewards += term
         observations = self.observe()
