@@ -94,7 +94,15 @@ def convert_sb3_zip(zip_path: str | Path, out: str | Path, *, trust_pickle: bool
         from stable_baselines3 import PPO as Algorithm
     else:
         raise ValueError(f"{safe_text(old)}: unknown algorithm {safe_text(repr(algorithm))}")
-    model = Algorithm.load(str(zip_path), device="cpu")
+    if not zip_path.is_file():
+        raise ValueError(f"{safe_text(zip_path)}: no such file")
+    try:
+        model = Algorithm.load(str(zip_path), device="cpu")
+    except Exception as error:  # zipfile's, torch's and pickle's errors: one sentence instead
+        raise ValueError(
+            f"{safe_text(zip_path)} is not a readable {algorithm} model .zip "
+            f"({type(error).__name__}: {safe_text(error)[:200]})"
+        ) from None
     for key in ("format", "obs_version", "observation_size", "network"):
         info.pop(key, None)
     info["converted_from"] = zip_path.name

@@ -177,6 +177,22 @@ def test_converting_a_zip_is_an_explicit_opt_in(tmp_path, capsys):
                                trust_pickle=False)
 
 
+@pytest.mark.parametrize("content", [b"not a zip", b"PK\x03\x04" + b"\0" * 40, b""])
+def test_converting_bad_zip_bytes_says_so_in_one_sentence_naming_the_file(tmp_path, capsys,
+                                                                         content):
+    from agents import convert
+
+    old = tmp_path / "mine.zip"
+    old.write_bytes(content)
+    old.with_suffix(".json").write_text(json.dumps(tiny_info()))
+    assert convert.main([str(old), str(tmp_path / "out.safetensors"), "--trust-pickle"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert f"{old} is not a readable MaskablePPO model .zip (" in err
+    assert "BytesIO" not in err and "Traceback" not in err
+    assert not (tmp_path / "out.safetensors").exists()
+
+
 def test_an_sb3_model_converts_to_the_same_policy(tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
