@@ -8,6 +8,7 @@ read one): never run it on a file from someone else. Needs the ``train`` extra.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,13 +19,17 @@ from agents.features import FEATURES, torch_extractor
 from agents.model_file import ACTIVATIONS, network_tensors, parse_json, sidecar_path, write_policy
 from trash_env.files import safe_text
 
+# The algorithms a converted sidecar may name: (module, class) that loads its .zip.
+ALGORITHMS = {"MaskablePPO": ("sb3_contrib", "MaskablePPO"), "PPO": ("stable_baselines3", "PPO")}
+
 
 def policy_tensors(policy: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The tensors of a stable-baselines3 ``MlpPolicy`` (torch) and the network description
     the sidecar records; ``ValueError`` for an architecture this loader cannot rebuild."""
     import torch.nn as nn
 
-    activation = {nn.Tanh: "tanh", nn.ReLU: "relu"}.get(getattr(policy, "activation_fn", None))
+    names: dict[Any, str] = {nn.Tanh: "tanh", nn.ReLU: "relu"}
+    activation = names.get(getattr(policy, "activation_fn", None))
     if activation is None:
         raise ValueError(f"policy activation {policy.activation_fn!r} cannot be saved: "
                          f"use one of {', '.join(ACTIVATIONS)}")
@@ -88,16 +93,14 @@ def convert_sb3_zip(zip_path: str | Path, out: str | Path, *, trust_pickle: bool
     if not isinstance(info, dict):
         raise ValueError(f"sidecar {safe_text(old)} is not a JSON object")
     algorithm = info.get("algorithm", "MaskablePPO")
-    if algorithm == "MaskablePPO":
-        from sb3_contrib import MaskablePPO as Algorithm
-    elif algorithm == "PPO":
-        from stable_baselines3 import PPO as Algorithm
-    else:
+    if algorithm not in ALGORITHMS:
         raise ValueError(f"{safe_text(old)}: unknown algorithm {safe_text(repr(algorithm))}")
+    module, name = ALGORITHMS[algorithm]
+    algorithm_class = getattr(importlib.import_module(module), name)
     if not zip_path.is_file():
         raise ValueError(f"{safe_text(zip_path)}: no such file")
     try:
-        model = Algorithm.load(str(zip_path), device="cpu")
+        model = algorithm_class.load(str(zip_path), device="cpu")
     except Exception as error:  # zipfile's, torch's and pickle's errors: one sentence instead
         raise ValueError(
             f"{safe_text(zip_path)} is not a readable {algorithm} model .zip "

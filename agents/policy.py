@@ -125,12 +125,13 @@ class PolicyAgent(Agent):
                 "size)", TrainingMismatchWarning, stacklevel=3)
         self._checked = rules
 
-    def logits(self, observation: np.ndarray) -> np.ndarray:
+    def logits(self, observation: np.ndarray | None) -> np.ndarray:
         """The actor's logits over the 13 actions for one observation (before masking)."""
-        if observation is None or np.shape(observation) != (self.input_size,):
+        shape = () if observation is None else np.shape(observation)  # np.shape(None) == ()
+        if observation is None or shape != (self.input_size,):
             raise ValueError(
                 f"{self.name} was trained for {self.num_players} players (observation size "
-                f"{self.input_size}), got an observation of shape {np.shape(observation)}: "
+                f"{self.input_size}), got an observation of shape {shape}: "
                 "play it at the table size it was trained for"
             )
         return self.forward(np.asarray(observation).astype(np.float32, copy=False))
@@ -149,7 +150,9 @@ class PolicyAgent(Agent):
                 x = np.maximum(x, 0.0)
         return x.astype(np.float64)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
+    def act(
+        self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView
+    ) -> int:
         if view is not None:
             self.check_rules(view.rules)
         logits = self.logits(observation)
@@ -196,7 +199,9 @@ class PretrainedAgent(PolicyAgent):
             self._switch(rules.num_players)
         super().check_rules(rules)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PublicView) -> int:
+    def act(
+        self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView
+    ) -> int:
         if view is None and np.shape(observation) != (self.input_size,):
             # No view to read the rules from: the observation's size tells the player count.
             players = (players_of_observation(np.shape(observation)[0])

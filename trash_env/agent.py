@@ -157,16 +157,13 @@ def load_entry_points() -> bool:
         from importlib.metadata import entry_points
 
         _entry_points_loaded = True
-        found = list(entry_points(group=ENTRY_POINT_GROUP))
-        if found:
-            for entry in found:
-                entry.load()
-        else:
-            modules = _checkout_entry_points()
-            found = modules
-            for value in modules:
-                importlib.import_module(value.partition(":")[0].strip())
-        _entry_points_found = bool(found)
+        installed = list(entry_points(group=ENTRY_POINT_GROUP))
+        for entry in installed:
+            entry.load()
+        modules = [] if installed else _checkout_entry_points()
+        for value in modules:
+            importlib.import_module(value.partition(":")[0].strip())
+        _entry_points_found = bool(installed or modules)
     return _entry_points_found
 
 

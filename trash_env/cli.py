@@ -41,14 +41,13 @@ def check_float(flag: str, value: object, low: float, high: float, low_open: boo
                 high_open: bool = False) -> float:
     """A finite float flag within the given range (ends open or closed), else ``ValueError``
     naming the flag and the allowed values."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if ok:
-        ok = (value > low if low_open else value >= low) and (
-            value < high if high_open else value <= high)
-    if not ok:
-        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise ValueError(f"{flag} must be a finite number in {interval}, got {value!r}")
-    return float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        above = value > low if low_open else value >= low
+        below = value < high if high_open else value <= high
+        if above and below:
+            return float(value)
+    interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    raise ValueError(f"{flag} must be a finite number in {interval}, got {value!r}")
 
 
 def option_docs() -> dict[str, str]:

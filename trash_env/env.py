@@ -65,8 +65,8 @@ def env(**options: Any) -> AECEnv:
 
 
 # PettingZoo's wrappers find ``agent_selection``, ``terminations`` and the like through a
-# ``__getattr__`` per wrapper layer; a step reads them about twenty times, which costs more
-# than playing the step. These subclasses of the very same wrappers (same behaviour, same
+# ``__getattr__`` per wrapper layer, many times per step: together more than playing the step
+# (docs/benchmarks.md). These subclasses of the very same wrappers (same behaviour, same
 # ``isinstance``) read those attributes from the bare env directly.
 _FORWARDED = (
     "agent_selection",
@@ -177,8 +177,8 @@ class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     common call (after reset, a live agent, an in-range integer action its mask allows) that
     does exactly what the three wrappers do in that case: the mask check and ``_prev_obs``
     bookkeeping of TerminateIllegal, the bounds check, the order flags. Every other call (before
-    reset, dead steps, illegal or odd actions) goes down PettingZoo's chain unchanged. Three
-    wrapper layers of Python calls cost as much as the engine's step."""
+    reset, dead steps, illegal or odd actions) goes down PettingZoo's chain unchanged: three
+    wrapper layers of Python calls cost as much as the engine's step (docs/benchmarks.md)."""
 
     def __init__(self, inner: AECEnv) -> None:
         self._bind(inner)
@@ -300,11 +300,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self.state_space = spaces.Box(0.0, 1.0, (state_size(n),), np.float32)
-        self.game: Game | None = None
+        # None until reset(), which every other method follows (env()'s OrderEnforcing says
+        # so): typed as what they are once playing.
+        self.game: Game = None  # type: ignore[assignment]
         self._rng = np.random.default_rng()
         self._steps = 0  # env steps since reset: the observation cache key
         self._obs_cache: dict[str, tuple[int, dict[str, np.ndarray]]] = {}
-        self._match: Match | None = None
+        self._match: Match = None  # type: ignore[assignment]
         self._paid = False  # whether self.rewards holds a payment (most steps pay nobody)
         self._last_events = 0  # index in game.events where the last step's events begin
 

@@ -122,9 +122,9 @@ class TrashSoloEnv(gym.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.obs_version = OBS_VERSION
         self._rng = np.random.default_rng()
-        self._agent_cache: dict[str, Any] = {}
+        self._agent_cache: dict[tuple[OpponentEntry, int], Any] = {}
         self.set_opponents(opponents)
-        self.game: Game | None = None
+        self.game: Game = None  # type: ignore[assignment]  # None until reset()
         self.seat = 0
         self.deal_seed = 0
         self.table: list[Any] = []  # the agent of every seat this episode (None: the learner)
