@@ -281,18 +281,12 @@ class TrashSoloEnv(gym.Env):
         return the deal rewards paid meanwhile (``round_rewards`` only)."""
         match = self._match
         if match is None or match.game is not self.game:
-            # A new episode (or a game and table set by hand, or an env unpickled from a version
-            # without the match, see __setstate__): seat the table; deals paid stay paid.
+            # A new episode (or a game and table set by hand): seat the table; deals paid stay
+            # paid.
             match = self._match = Match(self.game, self.table, round_rewards=self.round_rewards)
-            match.deals_paid = getattr(self, "_deals_paid", 0)
+            match.deals_paid = self._deals_paid
         paid = match.advance()
         return 0.0 if paid is None else paid[self.seat]
-
-    def __setstate__(self, state: dict) -> None:
-        """An env pickled before the match runner (a train.py checkpoint) has no ``_match``:
-        the next step seats its table from ``game``, ``table`` and ``_deals_paid``."""
-        state.setdefault("_match", None)
-        self.__dict__.update(state)
 
     def _observe(self) -> np.ndarray:
         return encode_observation(self.game, self.seat)
