@@ -25,14 +25,8 @@ from pathlib import Path
 
 from agents.evaluation import BACKENDS, MAX_GAMES, MAX_WORKERS, SEATINGS, evaluate
 from agents.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
-from trash_env.cli import (
-    IMAGE_SUFFIXES,
-    add_rules_arguments,
-    check_int,
-    check_output_path,
-    rules_options,
-    whole_number,
-)
+from trash_env.cli import add_rules_arguments, check_int, rules_options, whole_number
+from trash_env.files import IMAGE_SUFFIXES, check_output_path
 from trash_env.rules import Rules
 
 

@@ -212,7 +212,8 @@ def check_args(args: argparse.Namespace) -> None:
     """Every flag checked before any work, with an error naming the flag and the allowed
     values: sizes within bounds (ceilings on the budgets), gamma in (0, 1], finite learning
     rate and entropy coefficient, writable output paths, a readable checkpoint."""
-    from trash_env.cli import check_float, check_int, check_output_path
+    from trash_env.cli import check_float, check_int
+    from trash_env.files import check_output_path
 
     for name, (low, high) in INT_BOUNDS.items():
         check_int("--" + name.replace("_", "-"), getattr(args, name), low, high)
@@ -221,7 +222,7 @@ def check_args(args: argparse.Namespace) -> None:
     check_float("--ent-coef", args.ent_coef, 0.0, 10.0)
     check_float("--shaping", args.shaping, 0.0, 10.0)
     check_float("--shaping-until", args.shaping_until, 0.0, 1.0, low_open=True)
-    from agents.policy import MAX_LAYERS, MAX_WIDTH
+    from agents.model_file import MAX_LAYERS, MAX_WIDTH
 
     try:
         args.net_arch = [int(x) for x in args.net.split(",")]
@@ -307,7 +308,7 @@ def _checkpoint_step(path: Path) -> int:
 def write_checkpoint(path: Path, state: dict[str, Any]) -> None:
     """The resume state, pickled behind a magic line and its SHA-256, written atomically: a
     torn or damaged file is recognised before anything is unpickled."""
-    from trash_env.cli import atomic_write_bytes
+    from trash_env.files import atomic_write_bytes
 
     payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
     atomic_write_bytes(path, CHECKPOINT_MAGIC + hashlib.sha256(payload).digest() + payload)
@@ -488,7 +489,7 @@ def policy_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def save_model(model: Any, path: Path, info: dict[str, Any]) -> None:
     """The policy as a ``.safetensors`` model file with its sidecar (atomic writes)."""
-    from agents.policy import save_sb3_policy
+    from agents.convert import save_sb3_policy
 
     save_sb3_policy(model, path, {**info, "timesteps": int(model.num_timesteps)})
 
@@ -615,7 +616,7 @@ class Run:
 
     # -- info recorded in every sidecar
     def info(self) -> dict[str, Any]:
-        from agents.policy import trained_for
+        from agents.model_file import trained_for
 
         return {
             "algorithm": "MaskablePPO",
@@ -923,7 +924,7 @@ def plot_curve(csv_path: Path, png_path: Path, title: str, par: float = 0.5) -> 
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=80)
     plt.close(fig)
-    from trash_env.cli import atomic_write_bytes
+    from trash_env.files import atomic_write_bytes
 
     atomic_write_bytes(png_path, buffer.getvalue())
     return png_path

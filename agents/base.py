@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.model_file import MODEL_SUFFIX, zip_refusal
 from trash_env.agent import (
     Agent,
     known_agents,
@@ -32,8 +33,6 @@ __all__ = [
     "Agent", "RandomAgent", "known_agents", "make_agent", "parse_spec", "register_agent",
     "register_agent_loader", "MODEL_SUFFIX",
 ]
-
-MODEL_SUFFIX = ".safetensors"
 
 
 class RandomAgent(Agent):
@@ -56,8 +55,6 @@ def _load_model(name: str, seed: int | None, raw: dict[str, Any]) -> Agent:
 
 def _refuse_zip(name: str, seed: int | None, raw: dict[str, Any]) -> Agent:
     """A ``.zip`` model is refused: loading one unpickles it, and a crafted file would run code."""
-    from agents.policy import zip_refusal
-
     raise ValueError(zip_refusal(name))
 
 

@@ -40,7 +40,6 @@ from trash_env.text import (  # noqa: F401  (describe: re-exported for its users
 from trash_env.view import PublicView
 
 CELL = 5  # characters per slot on screen
-LEGEND = legend(ABSENT_TERMINAL)
 HELP = """\
 Keys: s = draw from the stock, d = take the discard top, 1-10 = a slot,
       n = decline a swap, trash = call "Trash!" (only with --call-trash),
@@ -102,7 +101,7 @@ def draw_table(view: PublicView, names: Sequence[str], deal: int | None = None) 
     if view.held >= 0 and not view.done:
         wild = " (wild)" if view.wild[view.held] else ""
         lines.append(f"In hand: {card_name(view.held)}{wild}")
-    lines.append(LEGEND)
+    lines.append(legend(ABSENT_TERMINAL, view.wild))
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trash_env.cli import atomic_write_bytes, atomic_write_text, safe_text
+from trash_env.files import atomic_write_bytes, atomic_write_text, safe_text
 from trash_env.rules import Rules
 
 if TYPE_CHECKING:

@@ -20,6 +20,9 @@ only, so its choices are a function of public information and its seed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from agents.base import Agent, register_agent
@@ -51,13 +54,13 @@ def _counting_slot(game: Game, player: int, slots: list[int]) -> int:
     return best
 
 
-def _branch(world: Game, generator: np.random.Generator, state: dict) -> Game:
+def _branch(world: Game, generator: np.random.Generator, state: Mapping[str, Any]) -> Game:
     """A copy of ``world`` whose generator is ``generator`` set to ``state`` (the world's).
 
     ``Game.clone`` deep-copies the generator, two thirds of a clone's cost; a search makes one
     branch per candidate per determinisation and throws it away after the rollout, so a spare
     generator with the state copied in does the same work for a fraction of that."""
-    own, world.rng = world.rng, None
+    own, world.rng = world.rng, None  # type: ignore[assignment]  # not cloned: replaced below
     try:
         game = world.clone(events=False)
     finally:

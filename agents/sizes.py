@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.evaluation import Report, evaluate, wilson_interval
-from trash_env.cli import atomic_write_text
+from trash_env.files import atomic_write_text
 from trash_env.rules import Rules
 
 NUM_SIZES = 10  # layout slots: start sizes 1 to 10

@@ -106,8 +106,8 @@ def test_bad_solo_env_options(options, message):
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"colour": 1}, r"reset options: unknown colour; allowed: seat"),
-    ({"seat": 9}, r"reset options: seat must be None or 0 to 1, got 9"),
-    ({"seat": "0"}, r"reset options: seat must be None or 0 to 1, got '0'"),
+    ({"seat": 9}, r"reset options: seat must be None or an integer from 0 to 1, got 9"),
+    ({"seat": "0"}, r"reset options: seat must be None or an integer from 0 to 1, got '0'"),
 ])
 def test_bad_solo_reset_options(options, message):
     with pytest.raises(ValueError, match=message):

@@ -23,13 +23,8 @@ import pytest
 import evaluate as evaluate_cli
 import train
 from agents.base import make_agent
-from agents.policy import (
-    MAX_HEADER_BYTES,
-    METADATA_KEY,
-    load_policy_agent,
-    network_tensors,
-    write_policy,
-)
+from agents.model_file import MAX_HEADER_BYTES, METADATA_KEY, network_tensors, write_policy
+from agents.policy import load_policy_agent
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv

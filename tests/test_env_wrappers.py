@@ -1,7 +1,8 @@
 """``env()``'s wrappers take a fused path for the common call; it must behave exactly like
 PettingZoo's own chain (OrderEnforcing(AssertOutOfBounds(TerminateIllegal(raw_env)))), call by
 call, on every kind of call: legal, illegal, out of bounds, odd types, dead steps, ``None`` for a
-live agent, steps without a ``last()`` first, observing others, calls after the end."""
+live agent, steps without a ``last()`` first, observing others, calls after the end. Where it
+is stricter (odd action types, a step after the game) it refuses with nothing changed."""
 
 from __future__ import annotations
 
@@ -144,8 +145,13 @@ def test_fused_wrapper_path_behaves_like_pettingzoos_chain(options):
                 fast_outcome, plain_outcome), (seed, name, args, fast_outcome, plain_outcome)
             assert same(table(fast), table(plain)), (seed, name, args)
             calls += 1
-        # After the end: one more step (PettingZoo warns), then the next deal.
-        assert same(call(fast, "step", 0), call(plain, "step", 0))
+        # After the end: one more step. PettingZoo's chain warns and drops it; ours refuses
+        # it (GameOverError) with nothing changed. Then the next deal.
+        before = table(fast)
+        outcome, warned = call(fast, "step", 0)
+        assert outcome[:2] == ("raised", "GameOverError") and not warned, outcome
+        assert call(plain, "step", 0)[1]  # PettingZoo's warning
+        assert same(table(fast), before)
 
 
 def test_fused_path_keeps_terminate_illegal_bookkeeping():

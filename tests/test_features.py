@@ -9,8 +9,9 @@ import pickle
 import numpy as np
 import pytest
 
+from agents.convert import save_sb3_policy
 from agents.features import FEATURES, PairFeatures, extra_inputs, pair_indices, torch_extractor
-from agents.policy import load_policy_agent, save_sb3_policy
+from agents.policy import load_policy_agent
 from tests.helpers import game
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import DOWN, NATURAL, Game
@@ -114,7 +115,7 @@ def test_a_model_with_pairs_saves_loads_and_acts_as_trained(tmp_path):
 
 
 def test_an_unknown_features_name_is_refused_naming_the_choices(tmp_path):
-    from agents.policy import check_sidecar
+    from agents.model_file import check_sidecar
 
     with pytest.raises(ValueError, match="features must be one of obs, pairs"):
         extra_inputs("bogus", 2)

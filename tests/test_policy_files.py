@@ -1,6 +1,7 @@
-"""Model files (agents/policy.py): a ``.safetensors`` with the sidecar inside, rebuilt as a NumPy
-actor from the sidecar alone; the shipped pretrained agents pinned to their files and moves;
-atomic writes; the explicit opt-in converter for one's own ``.zip``."""
+"""Model files (agents/model_file.py, agents/policy.py, agents/convert.py): a ``.safetensors``
+with the sidecar inside, rebuilt as a NumPy actor from the sidecar alone; the shipped pretrained
+agents pinned to their files and moves; atomic writes; the explicit opt-in converter for one's
+own ``.zip``."""
 
 from __future__ import annotations
 
@@ -12,15 +13,8 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent
-from agents.policy import (
-    PRETRAINED,
-    load_policy_agent,
-    load_tensors,
-    network_tensors,
-    pretrained_path,
-    read_sidecar,
-    write_policy,
-)
+from agents.model_file import load_tensors, network_tensors, read_sidecar, write_policy
+from agents.policy import PRETRAINED, load_policy_agent, pretrained_path
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
@@ -174,20 +168,36 @@ def test_written_files_get_ordinary_permissions(tmp_path):
 
 
 def test_converting_a_zip_is_an_explicit_opt_in(tmp_path, capsys):
-    from agents import policy
+    from agents import convert
 
-    assert policy.main(["convert", str(tmp_path / "x.zip"), str(tmp_path / "x.safetensors")]) == 2
+    assert convert.main([str(tmp_path / "x.zip"), str(tmp_path / "x.safetensors")]) == 2
     assert "--trust-pickle" in capsys.readouterr().err
     with pytest.raises(ValueError, match="trust_pickle=True"):
-        policy.convert_sb3_zip(tmp_path / "x.zip", tmp_path / "y.safetensors",
+        convert.convert_sb3_zip(tmp_path / "x.zip", tmp_path / "y.safetensors",
                                trust_pickle=False)
+
+
+@pytest.mark.parametrize("content", [b"not a zip", b"PK\x03\x04" + b"\0" * 40, b""])
+def test_converting_bad_zip_bytes_says_so_in_one_sentence_naming_the_file(tmp_path, capsys,
+                                                                         content):
+    from agents import convert
+
+    old = tmp_path / "mine.zip"
+    old.write_bytes(content)
+    old.with_suffix(".json").write_text(json.dumps(tiny_info()))
+    assert convert.main([str(old), str(tmp_path / "out.safetensors"), "--trust-pickle"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert f"{old} is not a readable MaskablePPO model .zip (" in err
+    assert "BytesIO" not in err and "Traceback" not in err
+    assert not (tmp_path / "out.safetensors").exists()
 
 
 def test_an_sb3_model_converts_to_the_same_policy(tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents import policy
+    from agents import convert
 
     env = TrashSoloEnv()
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [16]}, seed=0,
@@ -195,7 +205,7 @@ def test_an_sb3_model_converts_to_the_same_policy(tmp_path):
     old = tmp_path / "own.zip"
     model.save(old)
     old.with_suffix(".json").write_text(json.dumps(tiny_info()))
-    out = policy.convert_sb3_zip(old, tmp_path / "own.safetensors", trust_pickle=True)
+    out = convert.convert_sb3_zip(old, tmp_path / "own.safetensors", trust_pickle=True)
     agent = load_policy_agent(str(out))
     obs, _ = env.reset(seed=0)
     with torch.no_grad():

@@ -1,6 +1,7 @@
-"""A model knows what it was trained for (agents/policy.py): the sidecar's rules and
-``trained_for``; another player count is refused naming both counts; other rules, layout sizes
-or episode kinds warn once; ``pretrained`` picks the shipped model for the game's count."""
+"""A model knows what it was trained for (agents/model_file.py, agents/policy.py): the
+sidecar's rules and ``trained_for``; another player count is refused naming both counts; other
+rules, layout sizes or episode kinds warn once; ``pretrained`` picks the shipped model for the
+game's count."""
 
 from __future__ import annotations
 
@@ -13,15 +14,20 @@ import pytest
 from agents import policy
 from agents.base import make_agent
 from agents.evaluation import evaluate
+from agents.model_file import (
+    describe_training,
+    read_sidecar,
+    sidecar_trained_for,
+    trained_for,
+    training_mismatch,
+    write_policy,
+)
 from agents.policy import (
     PolicyAgent,
     TrainingMismatchWarning,
     load_policy_agent,
     pretrained_counts,
-    read_sidecar,
-    trained_for,
-    training_mismatch,
-    write_policy,
+    pretrained_path,
 )
 from tests.test_policy_files import tiny_network, tiny_tensors
 from trash_env.rules import Rules
@@ -120,7 +126,7 @@ def test_other_rules_or_sizes_warn_once_naming_the_trained_configuration(
     assert len(caught) == 1, [str(w.message) for w in caught]
     message = str(caught[0].message)
     assert needle in message
-    assert f"was trained for {policy.describe_training(read_sidecar(path))}" in message
+    assert f"was trained for {describe_training(read_sidecar(path))}" in message
     assert "2 players" in message
 
 
@@ -150,7 +156,7 @@ def test_an_old_sidecar_is_read_as_trained_on_its_rules(tmp_path):
     path = write_model(tmp_path / "m.safetensors", Rules(episode="round"), old=True)
     sidecar = read_sidecar(path)
     assert "trained_for" not in sidecar
-    assert policy.sidecar_trained_for(sidecar) == {"episode": "round", "layout_sizes": [10]}
+    assert sidecar_trained_for(sidecar) == {"episode": "round", "layout_sizes": [10]}
     assert training_mismatch(sidecar, Rules(episode="round")) == []
     with pytest.warns(TrainingMismatchWarning, match="one-round games at layout sizes 10"):
         play(load_policy_agent(path), Rules(), episodes=1)
@@ -213,6 +219,6 @@ def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there():
 
 def test_the_shipped_sidecars_say_what_they_were_trained_for():
     for n in pretrained_counts():
-        beside = json.loads(policy.pretrained_path(n).with_suffix(".json").read_text())
-        assert beside == read_sidecar(policy.pretrained_path(n))
+        beside = json.loads(pretrained_path(n).with_suffix(".json").read_text())
+        assert beside == read_sidecar(pretrained_path(n))
         assert isinstance(make_agent(f"pretrained_{n}p"), PolicyAgent)

@@ -23,7 +23,8 @@ import pytest
 
 from agents.base import make_agent
 from agents.evaluation import evaluate
-from agents.policy import PRETRAINED, PolicyAgent, load_policy_agent, load_tensors
+from agents.model_file import load_tensors
+from agents.policy import PRETRAINED, PolicyAgent, load_policy_agent
 from trash_env.observation import OBS_VERSION, encode_observation, observation_size
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from trash_env.seeding import check_seed
 from trash_env.view import PublicView
 
 ENTRY_POINT_GROUP = "trash_env.agents"
@@ -45,12 +46,12 @@ class Agent:
     uses_observation = True  # False: act() gets None for the observation
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
 
     def reset(self, seed: int | None = None) -> None:
         """Called at the start of every episode; reseeds when given a seed."""
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self.rng = np.random.default_rng(check_seed(seed))
 
     def act(
         self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView
@@ -156,16 +157,13 @@ def load_entry_points() -> bool:
         from importlib.metadata import entry_points
 
         _entry_points_loaded = True
-        found = list(entry_points(group=ENTRY_POINT_GROUP))
-        if found:
-            for entry in found:
-                entry.load()
-        else:
-            modules = _checkout_entry_points()
-            found = modules
-            for value in modules:
-                importlib.import_module(value.partition(":")[0].strip())
-        _entry_points_found = bool(found)
+        installed = list(entry_points(group=ENTRY_POINT_GROUP))
+        for entry in installed:
+            entry.load()
+        modules = [] if installed else _checkout_entry_points()
+        for value in modules:
+            importlib.import_module(value.partition(":")[0].strip())
+        _entry_points_found = bool(installed or modules)
     return _entry_points_found
 
 

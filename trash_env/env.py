@@ -19,6 +19,7 @@ Why it looks the way it does:
   game pays its deal reward and then the game reward on top. Each step's rewards sum to zero.
 - Game end: terminations all True (truncations all True at ``max_turns``, reward 0), then the
   agents are removed one by one by dead steps with action ``None`` (PettingZoo's pattern).
+  A step after that raises :class:`GameOverError` (PettingZoo's wrapper only warns).
 - Infos keep the same keys, types and shapes on every step (``placing`` int, 0 until the end;
   ``winners`` an int8 mask over the seats; ``rounds_won``; ``truncated``): libraries that stack
   infos into arrays (Tianshou's buffer) take them as they are.
@@ -47,6 +48,7 @@ from trash_env.observation import (
     state_size,
 )
 from trash_env.rules import Rules
+from trash_env.seeding import check_seed
 
 RENDER_MODES = ("ansi", "human", "rgb_array")
 ENV_OPTIONS = ("render_mode", "round_rewards")
@@ -63,8 +65,8 @@ def env(**options: Any) -> AECEnv:
 
 
 # PettingZoo's wrappers find ``agent_selection``, ``terminations`` and the like through a
-# ``__getattr__`` per wrapper layer; a step reads them about twenty times, which costs more
-# than playing the step. These subclasses of the very same wrappers (same behaviour, same
+# ``__getattr__`` per wrapper layer, many times per step: together more than playing the step
+# (docs/benchmarks.md). These subclasses of the very same wrappers (same behaviour, same
 # ``isinstance``) read those attributes from the bare env directly.
 _FORWARDED = (
     "agent_selection",
@@ -138,6 +140,19 @@ def check_action(action: Any, agent: str, dead: bool) -> None:
     )
 
 
+class GameOverError(RuntimeError):
+    """``step()`` after the game ended and every agent took its dead step (``env.agents`` is
+    empty). PettingZoo's order wrapper only warns and drops the action; an action that goes
+    nowhere is a bug in the caller's loop, so it is refused like ``TrashSoloEnv.step`` after
+    the episode."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "step() after the game ended: every agent is done and env.agents is empty; call "
+            "reset() to deal a new game"
+        )
+
+
 class _AssertOutOfBounds(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's bounds check, stricter: ``Discrete(13).contains`` takes ``True`` as 1 and
     0-d integer arrays as their value; here only int and numpy integer scalars pass, and a
@@ -162,8 +177,8 @@ class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     common call (after reset, a live agent, an in-range integer action its mask allows) that
     does exactly what the three wrappers do in that case: the mask check and ``_prev_obs``
     bookkeeping of TerminateIllegal, the bounds check, the order flags. Every other call (before
-    reset, dead steps, illegal or odd actions) goes down PettingZoo's chain unchanged. Three
-    wrapper layers of Python calls cost as much as the engine's step."""
+    reset, dead steps, illegal or odd actions) goes down PettingZoo's chain unchanged: three
+    wrapper layers of Python calls cost as much as the engine's step (docs/benchmarks.md)."""
 
     def __init__(self, inner: AECEnv) -> None:
         self._bind(inner)
@@ -221,6 +236,8 @@ class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
                 layer._prev_info = None
                 bare.step(action)
                 return
+        if self._has_reset and not self._bare.agents:
+            raise GameOverError()
         super().step(action)
 
     def __str__(self) -> str:
@@ -258,7 +275,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
                 f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}, "
                 f"got {render_mode!r}"
             )
-        if not isinstance(round_rewards, bool):
+        if not isinstance(round_rewards, (bool, np.bool_)):
             raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
         unknown = sorted(set(options) - set(Rules.option_names()))
         if unknown:
@@ -268,7 +285,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             )
         self.rules = Rules.from_options(**options)
         self.render_mode = render_mode
-        self.round_rewards = round_rewards
+        self.round_rewards = bool(round_rewards)
         n = self.rules.num_players
         self.possible_agents = [f"player_{p}" for p in range(n)]
         self._index = {agent: p for p, agent in enumerate(self.possible_agents)}
@@ -283,21 +300,35 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self.state_space = spaces.Box(0.0, 1.0, (state_size(n),), np.float32)
-        self.game: Game | None = None
+        # None until reset(), which every other method follows (env()'s OrderEnforcing says
+        # so): typed as what they are once playing.
+        self.game: Game = None  # type: ignore[assignment]
         self._rng = np.random.default_rng()
         self._steps = 0  # env steps since reset: the observation cache key
         self._obs_cache: dict[str, tuple[int, dict[str, np.ndarray]]] = {}
-        self._match: Match | None = None
+        self._match: Match = None  # type: ignore[assignment]
         self._paid = False  # whether self.rewards holds a payment (most steps pay nobody)
         self._last_events = 0  # index in game.events where the last step's events begin
 
     # ------------------------------------------------------------------ spaces
 
     def observation_space(self, agent: str) -> spaces.Space:
+        self._seat(agent)
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        self._seat(agent)
         return self.action_spaces[agent]
+
+    def _seat(self, agent: str) -> int:
+        """The seat of ``agent``; ``ValueError`` naming this env's agents for another name."""
+        seat = self._index.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise ValueError(
+                f"unknown agent {agent!r}: this env's agents are "
+                f"{', '.join(self.possible_agents)}"
+            )
+        return seat
 
     # ------------------------------------------------------------------ AEC API
 
@@ -306,7 +337,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         follows from the generator's state (a fresh env draws its seed from the OS).
         ``options`` is accepted for the API and ignored: the rules are fixed at construction."""
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = np.random.default_rng(check_seed(seed))
         self.game = Game(self.rules, seed=int(self._rng.integers(2**63)))
         # Every seat decides outside the match (the caller's agents): it answers the call
         # and pays the deals.
@@ -331,7 +362,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         cached = self._obs_cache.get(agent)
         if cached is not None and cached[0] == self._steps:
             return cached[1]
-        p = self._index[agent]
+        p = self._seat(agent)
         obs = {
             "observation": encode_observation(self.game, p),
             "action_mask": action_mask(self.game, p),
@@ -344,6 +375,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         return encode_state(self.game)
 
     def step(self, action: Any) -> None:
+        if not self.agents and self.game is not None:
+            raise GameOverError()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from trash_env.cards import NUM_SLOTS, card_short
-from trash_env.engine import DOWN, NATURAL, WILD_UP, Decision, Game
+from trash_env.engine import ABSENT, DOWN, NATURAL, WILD_UP, Decision, Game
 from trash_env.text import (  # noqa: F401  (printable: re-exported for its users)
     ABSENT_RENDER,
     ROW,
@@ -33,14 +33,20 @@ DECISION_TEXT = {
     Decision.CALL: 'call "Trash!"',
 }
 
-LEGEND = legend(ABSENT_RENDER)
-
-
 def cell(game: Game, player: int, slot: int) -> str:
     """Four characters for one slot (:func:`trash_env.text.slot_mark`): face-down, natural,
     wild or absent."""
     mark = slot_mark(game.state[player][slot], game.layout[player][slot], ABSENT_RENDER)
     return mark.ljust(4) if mark.startswith("(") else f" {mark:<3}"
+
+
+def layout_size(game: Game, player: int) -> int:
+    """The size of the layout drawn for ``player``. Once the game is over the engine's
+    ``sizes`` already hold the next deal's sizes (a winner of the standard game: 0) while the
+    table still shows the layouts of the last deal: the picture counts what it shows."""
+    if not game.done:
+        return game.sizes[player]
+    return sum(state != ABSENT for state in game.state[player])
 
 
 def _cards(count: int) -> str:
@@ -74,7 +80,7 @@ def render_text(game: Game, names: Sequence[str] | None = None, since: int = 0) 
     for p in range(game.num_players):
         mark = ">" if p == acting else " "
         lines.append(
-            f"{mark} {names[p]}: layout {game.sizes[p]}, rounds won {game.rounds_won[p]}, "
+            f"{mark} {names[p]}: layout {layout_size(game, p)}, rounds won {game.rounds_won[p]}, "
             f"face-down {game.face_down_count(p)}"
         )
         for start in (0, ROW):
@@ -91,7 +97,7 @@ def render_text(game: Game, names: Sequence[str] | None = None, since: int = 0) 
         if len(events) > MAX_EVENTS:
             lines.append(f"  ... {len(events) - MAX_EVENTS} earlier")
         lines += ["  " + describe_event(e, names) for e in events[-MAX_EVENTS:]]
-    lines.append(LEGEND)
+    lines.append(legend(ABSENT_RENDER, game.wild))
     return "\n".join(lines)
 
 
@@ -137,7 +143,7 @@ def render_image(game: Game, names: Sequence[str] | None = None, since: int = 0)
     for p in range(game.num_players):
         x0 = GAP + (p % COLUMNS) * PANEL_W
         y0 = (p // COLUMNS) * PANEL_H + 4
-        head = f"{names[p]}  size {game.sizes[p]}  won {game.rounds_won[p]}"
+        head = f"{names[p]}  size {layout_size(game, p)}  won {game.rounds_won[p]}"
         draw.text(
             (x0, y0), ("> " if p == acting else "") + head, fill=ACT if p == acting else LIGHT
         )

@@ -41,6 +41,7 @@ from trash_env.engine import NUM_ACTIONS, Game
 from trash_env.match import Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation, observation_size
 from trash_env.rules import Rules
+from trash_env.seeding import check_seed
 
 OpponentEntry = Any  # a spec string, or a trash_env.agent.Agent instance
 MAX_REDEALS = 1000
@@ -50,16 +51,29 @@ ILLEGAL_REWARD = -1.0
 
 def solo_rules(seat: object, round_rewards: object, options: dict[str, Any]) -> Rules:
     """The rules of a learner-seat env (this one and the batched ``trash_env.vector`` ones),
-    after checking the two options they add to ``Rules``: ``seat`` and ``round_rewards``."""
+    after checking the two options they add to ``Rules``: ``seat`` and ``round_rewards``
+    (numpy integers and bools are taken as Python's)."""
     rules = Rules.from_options(**options)
-    n = rules.num_players
-    if seat is not None and (
-        isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
-    ):
-        raise ValueError(f"seat must be None or an integer from 0 to {n - 1}, got {seat!r}")
-    if not isinstance(round_rewards, bool):
+    check_seat(seat, rules.num_players, "seat")
+    if not isinstance(round_rewards, (bool, np.bool_)):
         raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
     return rules
+
+
+def check_seat(seat: object, num_players: int, name: str) -> int | None:
+    """``None``, or ``seat`` as a Python ``int`` from 0 to ``num_players - 1`` (a numpy
+    integer too; not a bool); ``ValueError`` naming ``name`` and the allowed values otherwise."""
+    if seat is None:
+        return None
+    if (
+        isinstance(seat, (bool, np.bool_))
+        or not isinstance(seat, (int, np.integer))
+        or not 0 <= seat < num_players
+    ):
+        raise ValueError(
+            f"{name} must be None or an integer from 0 to {num_players - 1}, got {seat!r}"
+        )
+    return int(seat)
 
 class TrashSoloEnv(gym.Env):
     """One learner seat of Trash against a table of opponents.
@@ -98,8 +112,8 @@ class TrashSoloEnv(gym.Env):
                 "render_mode must be None or one of "
                 f"{', '.join(map(repr, self.metadata['render_modes']))}, got {render_mode!r}"
             )
-        self.seat_option = seat
-        self.round_rewards = round_rewards
+        self.seat_option = check_seat(seat, n, "seat")
+        self.round_rewards = bool(round_rewards)
         self.illegal = illegal
         self._illegal = False
         self._pending = 0.0
@@ -108,9 +122,9 @@ class TrashSoloEnv(gym.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.obs_version = OBS_VERSION
         self._rng = np.random.default_rng()
-        self._agent_cache: dict[str, Any] = {}
+        self._agent_cache: dict[tuple[OpponentEntry, int], Any] = {}
         self.set_opponents(opponents)
-        self.game: Game | None = None
+        self.game: Game = None  # type: ignore[assignment]  # None until reset()
         self.seat = 0
         self.deal_seed = 0
         self.table: list[Any] = []  # the agent of every seat this episode (None: the learner)
@@ -160,6 +174,7 @@ class TrashSoloEnv(gym.Env):
     ) -> tuple[np.ndarray, dict]:
         """Deal a new episode. ``options`` may hold ``"seat"`` (the learner's seat for this
         episode only); anything else in it is rejected."""
+        seed = check_seed(seed)  # before gymnasium's own check, which names no allowed values
         super().reset(seed=seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
@@ -169,11 +184,7 @@ class TrashSoloEnv(gym.Env):
             unknown = sorted(set(options) - {"seat"})
             if unknown:
                 raise ValueError(f"reset options: unknown {', '.join(unknown)}; allowed: seat")
-            seat = options.get("seat", seat)
-            if seat is not None and (
-                isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
-            ):
-                raise ValueError(f"reset options: seat must be None or 0 to {n - 1}, got {seat!r}")
+            seat = check_seat(options.get("seat", seat), n, "reset options: seat")
         rng = self._rng
         for _ in range(MAX_REDEALS):
             self.seat = int(rng.integers(n)) if seat is None else int(seat)
@@ -270,18 +281,12 @@ class TrashSoloEnv(gym.Env):
         return the deal rewards paid meanwhile (``round_rewards`` only)."""
         match = self._match
         if match is None or match.game is not self.game:
-            # A new episode (or a game and table set by hand, or an env unpickled from a version
-            # without the match, see __setstate__): seat the table; deals paid stay paid.
+            # A new episode (or a game and table set by hand): seat the table; deals paid stay
+            # paid.
             match = self._match = Match(self.game, self.table, round_rewards=self.round_rewards)
-            match.deals_paid = getattr(self, "_deals_paid", 0)
+            match.deals_paid = self._deals_paid
         paid = match.advance()
         return 0.0 if paid is None else paid[self.seat]
-
-    def __setstate__(self, state: dict) -> None:
-        """An env pickled before the match runner (a train.py checkpoint) has no ``_match``:
-        the next step seats its table from ``game``, ``table`` and ``_deals_paid``."""
-        state.setdefault("_match", None)
-        self.__dict__.update(state)
 
     def _observe(self) -> np.ndarray:
         return encode_observation(self.game, self.seat)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from trash_env.cards import NUM_RANKS, card_name, card_short
+from trash_env.cards import JACK, JOKER, KING, NUM_RANKS, QUEEN, card_name, card_short
 from trash_env.engine import DOWN, NATURAL, WILD_UP, Event
 
 ROW = 5  # slots per layout row (docs/rules.md: two rows of five)
@@ -42,10 +42,19 @@ def slot_mark(state: int, card: int, absent: str) -> str:
     return absent
 
 
-def legend(absent: str) -> str:
-    """The key to the marks of a table drawn with ``absent`` for slots outside the layout."""
-    return (f"{FACE_DOWN} face-down   (J) wild card face-up   {absent} not in the layout   "
-            "> to act")
+# The order wild ranks are named in the legend: the face cards, then the joker.
+_WILD_ORDER = (JACK, QUEEN, KING, JOKER)
+
+
+def legend(absent: str, wild: Sequence[bool] | None = None) -> str:
+    """The key to the marks of a table drawn with ``absent`` for slots outside the layout.
+    ``wild`` is the game's wild table (``Rules.wild_table()``; standard rules, Jacks, when not
+    given): the legend shows the marks of the ranks that are wild, and none when none is."""
+    wild_ranks = [r for r in _WILD_ORDER if wild[r]] if wild is not None else [JACK]
+    marks = " ".join(f"({card_short(r)})" for r in wild_ranks)
+    cards = "wild card" if len(wild_ranks) == 1 else "wild cards"
+    wilds = f"{marks} {cards} face-up   " if wild_ranks else ""
+    return f"{FACE_DOWN} face-down   {wilds}{absent} not in the layout   > to act"
 
 
 # The event kinds whose ``card`` field is a card (a rank), for describe_event.
