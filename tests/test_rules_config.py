@@ -142,7 +142,7 @@ def test_stacked_deal_with_a_wrong_multiset_raises():
 
 
 def test_first_player_out_of_range_raises():
-    with pytest.raises(ValueError, match="first_player must be 0 to 1"):
+    with pytest.raises(ValueError, match="first_player must be an integer from 0 to 1"):
         Game(Rules(), seed=0, first_player=2)
 
 

@@ -208,7 +208,7 @@ def test_illegal_actions_change_nothing() -> None:
                 expect.append(False)
                 continue
             if choose.random() < 0.3:
-                illegal = [a for a in range(-1, 16) if a not in legal]
+                illegal = [a for a in range(15) if a not in legal]
                 actions[i] = illegal[int(choose.integers(len(illegal)))]
                 with pytest.raises(ValueError):
                     game.step(int(actions[i]))

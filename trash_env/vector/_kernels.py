@@ -597,6 +597,92 @@ def batch_observe_index(games, index, observers, out, cfg, wild, totals) -> None
         observe_into(games[index[i]], observers[i], out[i], n, wild, totals, cards)
 
 
+# ---------------------------------------------------------------------- invariants
+
+# ``violation`` codes (0: none); VIOLATIONS in batch.py names them.
+(
+    V_ABSENT_CARD, V_NOT_A_CARD, V_NATURAL_SLOT, V_WILD_UP, V_LAYOUT_SIZE, V_GAP, V_DOWN_COUNT,
+    V_CARDS, V_HIDDEN, V_NO_DECISION, V_NO_LEGAL_ACTION, V_PILES,
+) = range(1, 13)
+
+
+@njit(cache=True)
+def violation(r, cfg, wild, totals) -> int:
+    """``Game.check_invariants`` for one game: 0, or the code of the first rule it breaks."""
+    n = cfg[CFG_N]
+    if r.nstock < 0 or r.ndiscard < 0 or r.nstock + r.ndiscard > cfg[CFG_CARDS]:
+        return V_PILES
+    counts = np.zeros(14, np.int64)
+    hidden = np.zeros(14, np.int64)
+    for k in range(r.nstock):
+        card = r.stock[k]
+        if card < 0 or card >= 14:
+            return V_NOT_A_CARD
+        counts[card] += 1
+        hidden[card] += 1
+    for k in range(r.ndiscard):
+        card = r.discard[k]
+        if card < 0 or card >= 14:
+            return V_NOT_A_CARD
+        counts[card] += 1
+    if r.held >= 14:
+        return V_NOT_A_CARD
+    if r.held >= 0:
+        counts[r.held] += 1
+    for p in range(n):
+        down = 0
+        in_layout = 0
+        for s in range(10):
+            card = r.layout[p, s]
+            st = r.slot[p, s]
+            if st == ABSENT:
+                if card != -1:
+                    return V_ABSENT_CARD
+                continue
+            in_layout += 1
+            if card < 0 or card >= 14:
+                return V_NOT_A_CARD
+            counts[card] += 1
+            if st == DOWN:
+                down += 1
+                hidden[card] += 1
+            elif st == NATURAL:
+                if card != s + 1:
+                    return V_NATURAL_SLOT
+            elif not wild[card]:
+                return V_WILD_UP
+        # Once the game is over the sizes already hold the next round's layout size.
+        if not r.done and in_layout != r.size[p]:
+            return V_LAYOUT_SIZE
+        for s in range(in_layout):
+            if r.slot[p, s] == ABSENT:
+                return V_GAP
+        if down != r.down[p]:
+            return V_DOWN_COUNT
+    for c in range(14):
+        if counts[c] != totals[c]:
+            return V_CARDS
+        if hidden[c] != r.hidden[c]:
+            return V_HIDDEN
+    if not r.done:
+        d = r.decision
+        if d == D_NONE:
+            return V_NO_DECISION
+        if d == D_WILD and r.down[r.current] == 0:
+            return V_NO_LEGAL_ACTION
+        if d == D_SWAP and not (
+            1 <= r.held <= r.size[r.current] and r.slot[r.current, r.held - 1] == WILD_UP
+        ):
+            return V_NO_LEGAL_ACTION
+    return 0
+
+
+@njit(cache=True)
+def batch_violations(games, out, cfg, wild, totals) -> None:
+    for g in range(games.shape[0]):
+        out[g] = violation(games[g], cfg, wild, totals)
+
+
 # ---------------------------------------------------------------------- bots
 
 BOT_LEARNER, BOT_RANDOM, BOT_GREEDY, BOT_COUNTING, BOT_POLICY = 0, 1, 2, 3, 4

@@ -16,18 +16,35 @@ same deals, first player and reshuffles. ``seeds`` may also be given explicitly.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
 
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
-from trash_env.engine import Game
+from trash_env.engine import NUM_ENGINE_ACTIONS, Game, InvariantError
 from trash_env.observation import observation_size
 from trash_env.rules import MAX_PLAYERS, Rules
 from trash_env.vector import _kernels as K
 from trash_env.vector._pcg import RNG_WORDS, state_of
 
 NUM_ACTIONS = 13
+
+# What each ``_kernels.violation`` code means (code k is VIOLATIONS[k - 1]).
+VIOLATIONS = (
+    "a card in an absent slot",
+    "a value that is not a card",
+    "a natural card in another rank's slot",
+    "a face-up wild that is not wild",
+    "layout size differs from the player's size",
+    "a gap in a layout",
+    "face-down count differs from the slots",
+    "cards not conserved",
+    "hidden counts differ from the stock and face-down cards",
+    "a running game with no decision",
+    "a running game with no legal action",
+    "pile counts out of range",
+)
 
 
 # Few record layouts for all rules: numba compiles its kernels once per record type (then
@@ -82,6 +99,24 @@ def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) 
             ("rng", np.uint64, (RNG_WORDS,)),  # PCG64 state words, see _pcg
         ]
     )
+
+
+def engine_actions(actions: object, batch_size: int) -> np.ndarray:
+    """``actions`` as int64 ``(batch_size,)``, or ``ValueError`` naming the shape or range
+    expected: floats are not truncated, bools are not actions and huge integers are refused
+    before any cast can overflow."""
+    top = NUM_ENGINE_ACTIONS - 1
+    raw = np.asarray(actions)
+    if raw.dtype.kind not in "iu":
+        raise ValueError(
+            f"actions must be integers from 0 to {top}, got {reprlib.repr(actions)} ({raw.dtype})"
+        )
+    if raw.shape != (batch_size,):
+        raise ValueError(f"actions must have shape ({batch_size},), got {raw.shape}")
+    if raw.size and not (raw.min() >= 0 and raw.max() <= top):
+        bad = raw[(raw < 0) | (raw > top)][:5].tolist()
+        raise ValueError(f"actions must be integers from 0 to {top}, got {bad}")
+    return raw.astype(np.int64)
 
 
 class RulesArrays:
@@ -202,9 +237,7 @@ class VectorGame:
         compiled pass, from the next game seed (slots in ascending order, as ``reset`` would);
         :attr:`finished` then tells which ended and :attr:`final_returns` their
         ``Game.returns()``."""
-        acts = np.asarray(actions, np.int64)
-        if acts.shape != (self.batch_size,):
-            raise ValueError(f"actions must have shape ({self.batch_size},), got {acts.shape}")
+        acts = engine_actions(actions, self.batch_size)
         a = self.arrays
         if autoreset:
             self._refill(self.batch_size)
@@ -217,6 +250,27 @@ class VectorGame:
         else:
             K.batch_step(self.games, acts, self._legal, a.cfg, a.wild, a.deck, a.totals)
         return self._legal.copy()
+
+    def violations(self) -> np.ndarray:
+        """int64 ``(B,)``: per game 0, or the code of the first invariant of
+        ``Game.check_invariants`` its state breaks (``VIOLATIONS[code - 1]`` says which)."""
+        out = np.zeros(self.batch_size, np.int64)
+        a = self.arrays
+        K.batch_violations(self.games, out, a.cfg, a.wild, a.totals)
+        return out
+
+    def check_invariants(self) -> None:
+        """Raise :class:`trash_env.engine.InvariantError` naming the first game whose state
+        breaks an invariant of ``Game.check_invariants`` and which one (a raise, not
+        ``assert``: ``python -O`` checks too)."""
+        codes = self.violations()
+        broken = np.flatnonzero(codes)
+        if broken.size:
+            g = int(broken[0])
+            raise InvariantError(
+                f"game {g} of {self.batch_size} (seed {int(self.seeds[g])}): "
+                f"{VIOLATIONS[codes[g] - 1]} ({broken.size} game(s) broken)"
+            )
 
     @property
     def finished(self) -> np.ndarray:

@@ -48,6 +48,15 @@ MAX_REDEALS = 1000
 ILLEGAL_REWARD = -1.0
 
 
+def _count(num_envs: object) -> int:
+    """``num_envs`` as a Python int (numpy's integers too), or a ValueError naming it."""
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or (
+        num_envs < 1
+    ):
+        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+    return int(num_envs)
+
+
 class _Policy:
     """A trained policy acting for a batch of observations at once."""
 
@@ -316,9 +325,9 @@ class SoloBatch:
         if raw.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got dtype "
                              f"{raw.dtype}")
-        acts = raw.astype(np.int64).reshape(-1)
-        if acts.shape != (self.num_envs,):
+        if raw.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {raw.shape}")
+        acts = raw.astype(np.int64)
         if acts.size and not (0 <= acts.min() and acts.max() < NUM_ACTIONS):
             raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1} (the action "
                              f"space), got {acts[(acts < 0) | (acts >= NUM_ACTIONS)][:5].tolist()}")
@@ -429,8 +438,7 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
     ) -> None:
         if _VecEnv is object:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        num_envs = _count(num_envs)
         self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
         self.rules = self.core.rules
         self.render_mode = None
@@ -559,8 +567,7 @@ class TrashVectorEnv(gym_vector.VectorEnv):
         shaping: float = 0.0,
         **options: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        num_envs = _count(num_envs)
         self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
         self.rules = self.core.rules
         self.num_envs = num_envs
