@@ -76,7 +76,7 @@ def test_vector_envs_refuse_odd_counts(count):
     [
         (lambda r: r["hidden"].__setitem__(5, r["hidden"][5] + 1), "hidden counts"),
         (lambda r: r["layout"].__setitem__((0, 0), 99), "not a card"),
-        (lambda r: r["down"].__setitem__(0, r["down"][0] - 1), "face-down count"),
+        (lambda r: r["face_down"].__setitem__(0, r["face_down"][0] - 1), "face-down count"),
         (lambda r: r.__setitem__("nstock", r["nstock"] - 1), "cards not conserved"),
     ],
 )

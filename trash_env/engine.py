@@ -60,8 +60,8 @@ NUM_DECISIONS = len(Decision)
 # lookup, while ``decision is _DRAW`` is a pointer compare (``decision`` stays a Decision).
 _NONE, _DRAW, _WILD, _SWAP, _CALL = Decision
 
-# Round phases.
-_PLAY, _FREE_DRAWS = 0, 1
+# Round phases: play, then (free_draws) the loser's free turns.
+PHASE_PLAY, PHASE_FREE_DRAWS = 0, 1
 
 
 class Event(NamedTuple):
@@ -452,7 +452,7 @@ class Game:
         self.face_down = self.sizes[:]
         self.hidden = list(self.totals)
         self._stock_known = False
-        self._phase = _PLAY
+        self._phase = PHASE_PLAY
         self._free_left = 0
         self._pending_claim = [False] * n
         self._completed = [False] * n
@@ -553,7 +553,7 @@ class Game:
         self.discard.append(card)
         self.events.append(_EV_DISCARD[player][card])
         self.held = -1
-        if self._phase != _PLAY or self.turns + 1 >= self._max_turns:
+        if self._phase != PHASE_PLAY or self.turns + 1 >= self._max_turns:
             self._next_turn()
             return
         self.turns += 1
@@ -569,7 +569,7 @@ class Game:
         player = self.current
         down = self.face_down[player]
         completes = down == 0 or (down == 1 and self.state[player][slot] == DOWN)
-        if completes and self.rules.call_trash and self._phase == _PLAY and not self._called:
+        if completes and self.rules.call_trash and self._phase == PHASE_PLAY and not self._called:
             self._pending_put = (slot, as_wild)
             self.decision = _CALL
             return False
@@ -596,7 +596,7 @@ class Game:
 
     def _layout_complete(self) -> None:
         player = self.current
-        if self._phase == _FREE_DRAWS:
+        if self._phase == PHASE_FREE_DRAWS:
             self._completed[player] = True
             self._finish_round()
         else:
@@ -628,7 +628,7 @@ class Game:
         if self.turns >= self._max_turns:
             self._truncate()
             return
-        if self._phase == _FREE_DRAWS:
+        if self._phase == PHASE_FREE_DRAWS:
             self._free_left -= 1
             if self._free_left == 0:
                 self._finish_round()
@@ -648,7 +648,7 @@ class Game:
                 self._completed[loser] = True
                 self._finish_round()
                 return
-            self._phase = _FREE_DRAWS
+            self._phase = PHASE_FREE_DRAWS
             self._free_left = self.rules.free_draws
             self.current = loser
             self._log("free_draws", player=loser)

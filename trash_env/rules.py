@@ -64,6 +64,20 @@ def option_spec(option: Field) -> dict[str, Any]:
     return spec
 
 
+def check_option(option: Field, value: object, label: str | None = None) -> object:
+    """``value`` checked against what ``option`` allows alone (numpy's spelling stored as
+    Python's), or ``ValueError`` naming ``label`` (default: the option) and the allowed
+    values. The combinations of options are checked by ``Rules`` itself."""
+    spec, label = option_spec(option), label or option.name
+    like = spec["choices"][0] if spec["choices"] is not None else 0
+    value = _plain(value, like)
+    if spec["choices"] is not None:
+        _check_choice(label, value, spec["choices"])
+    elif value is not None or not spec["optional"]:
+        _check_int(label, value, spec["low"], spec["high"])
+    return value
+
+
 def option_index(name: str) -> int:
     """The position of option ``name`` in :meth:`Rules.codes` (compiled code reads it there)."""
     return Rules.option_names().index(name)
@@ -132,14 +146,7 @@ class Rules:
         # Each option alone (numpy's integers, booleans and strings stored as Python's), then
         # the combinations.
         for f in fields(self):
-            spec = option_spec(f)
-            like = spec["choices"][0] if spec["choices"] is not None else 0
-            value = _plain(getattr(self, f.name), like)
-            object.__setattr__(self, f.name, value)
-            if spec["choices"] is not None:
-                _check_choice(f.name, value, spec["choices"])
-            elif value is not None or not spec["optional"]:
-                _check_int(f.name, value, spec["low"], spec["high"])
+            object.__setattr__(self, f.name, check_option(f, getattr(self, f.name)))
         if self.target_size >= self.start_size:
             raise ValueError(
                 f"target_size must be below start_size ({self.start_size}): "
