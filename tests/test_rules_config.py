@@ -142,7 +142,7 @@ def test_stacked_deal_with_a_wrong_multiset_raises():
 
 
 def test_first_player_out_of_range_raises():
-    with pytest.raises(ValueError, match="first_player must be 0 to 1"):
+    with pytest.raises(ValueError, match="first_player must be an integer from 0 to 1"):
         Game(Rules(), seed=0, first_player=2)
 
 
@@ -161,3 +161,120 @@ def test_numpy_integers_are_accepted_and_stored_as_plain_ints():
 def test_non_integer_numbers_and_wrong_types_are_refused(options):
     with pytest.raises(ValueError, match=next(iter(options))):
         Rules(losers_reveal=True, **options)
+
+
+# ---------------------------------------------------------------------- every table
+
+# Per option, a value other than the default (with the options it needs): a new Rules option
+# must be listed here, and then reaches the command line, OpenSpiel and the batched engine.
+NOT_DEFAULT = {
+    "num_players": ({"num_players": 4}, {}),
+    "num_decks": ({"num_decks": 3}, {}),
+    "start_size": ({"start_size": 6}, {}),
+    "wilds": ({"wilds": "faces"}, {}),
+    "jokers": ({"jokers": True}, {}),
+    "target_size": ({"target_size": 2}, {}),
+    "max_deals": ({"max_deals": 7}, {}),
+    "first_player": ({"first_player": "rotate"}, {}),
+    "reshuffle": ({"reshuffle": "all"}, {}),
+    "losers_reveal": ({"losers_reveal": True}, {}),
+    "free_draws": ({"free_draws": 3}, {"losers_reveal": True}),
+    "call_trash": ({"call_trash": True}, {}),
+    "episode": ({"episode": "round"}, {}),
+    "max_turns": ({"max_turns": 999}, {}),
+}
+
+
+def test_every_option_has_a_non_default_value_listed():
+    assert set(NOT_DEFAULT) == set(Rules.option_names())
+
+
+def _argv(options: dict) -> list[str]:
+    from dataclasses import fields
+
+    from trash_env.rules import option_spec
+
+    argv = []
+    for f in fields(Rules):
+        if f.name in options:
+            flag, value = option_spec(f)["flags"][0], options[f.name]
+            if isinstance(value, bool):
+                argv.append(flag if value else "--no-" + flag[2:])
+            else:
+                argv += [flag, str(value)]
+    return argv
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DEFAULT))
+def test_every_option_reaches_the_command_line(name):
+    import argparse
+
+    from trash_env.cli import add_rules_arguments, rules_options
+
+    changed, needs = NOT_DEFAULT[name]
+    options = {**needs, **changed}
+    parser = argparse.ArgumentParser()
+    add_rules_arguments(parser)
+    parsed = rules_options(parser.parse_args(_argv(options)))
+    assert parsed == options
+    assert Rules(**parsed) == Rules(**options) != Rules(**needs)
+    assert name in parser.format_help().replace("-", "_")
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DEFAULT))
+def test_every_option_reaches_the_openspiel_parameters(name):
+    spiel = pytest.importorskip("trash_env.spiel")
+    changed, needs = NOT_DEFAULT[name]
+    rules = Rules(**needs, **changed)
+    params = spiel.params_from_rules(rules)
+    assert set(params) == set(spiel.PARAMETERS)
+    assert spiel.rules_from_params(params) == rules
+    assert params != spiel.params_from_rules(Rules(**needs))
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DEFAULT))
+def test_every_option_reaches_the_batched_engine_config(name):
+    pytest.importorskip("numba")
+    from trash_env.rules import option_index
+    from trash_env.vector.batch import RulesArrays
+
+    changed, needs = NOT_DEFAULT[name]
+    rules, base = Rules(**needs, **changed), Rules(**needs)
+    cfg, base_cfg = RulesArrays(rules).cfg, RulesArrays(base).cfg
+    assert cfg[option_index(name)] != base_cfg[option_index(name)]
+    assert cfg[: len(Rules.option_names())].tolist() == list(rules.codes())
+
+
+def test_codes_tell_every_value_apart():
+    from dataclasses import fields
+
+    from trash_env.rules import option_spec
+
+    for f in fields(Rules):
+        choices = option_spec(f)["choices"]
+        if choices is not None:
+            codes = {Rules(**_valid(f.name, c)).codes()[Rules.option_names().index(f.name)]
+                     for c in choices}
+            assert len(codes) == len(choices), f.name
+
+
+def _valid(name: str, value: object) -> dict:
+    needs = NOT_DEFAULT[name][1] if value != getattr(Rules(), name) else {}
+    return {**needs, name: value}
+
+
+def test_the_docs_tables_list_every_option():
+    """docs/development.md lists these pages among the files a new option touches."""
+    from dataclasses import fields
+    from pathlib import Path
+
+    from trash_env.rules import option_spec
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    rule_book = (docs / "rules.md").read_text(encoding="utf-8")
+    environment = (docs / "environment.md").read_text(encoding="utf-8")
+    openspiel = (docs / "openspiel.md").read_text(encoding="utf-8")
+    for f in fields(Rules):
+        assert f"`{f.name}" in rule_book, f.name
+        assert f"| `{f.name}` |" in environment, f.name
+        assert f"| `{option_spec(f)['param']}` |" in openspiel, f.name

@@ -52,40 +52,40 @@ assert _TOUCHED == set(Rules.option_names()), set(Rules.option_names()) - _TOUCH
 MASK64 = (1 << 64) - 1
 
 
-def reference_state(game: Game) -> tuple:
-    bits = game.rng.bit_generator.state
-    inner = bits["state"]
-    return (
-        game.layout, game.state, game.sizes, game.rounds_won, game.face_down, game.hidden,
-        game.stock, game.discard, game.held, game.current, int(game.decision), game.turns,
-        game.deal_number, game.done, game.truncated,
-        [inner["state"] >> 64, inner["state"] & MASK64, inner["inc"] >> 64,
-         inner["inc"] & MASK64, bits["has_uint32"], bits["uinteger"]],
-    )
-
-
-FIELDS = ("layout", "slot", "size", "won", "down", "hidden", "stock", "nstock", "discard",
-          "ndiscard", "held", "current", "decision", "turns", "deals", "done", "truncated", "rng")
-
-PER_SEAT = ("layout", "slot", "size", "won", "down")
+# The record's fields that are the reference Game's attributes of the same name; per player
+# ones are cut to the players in the game, the piles to their counts (``nstock``, ``ndiscard``).
+# The reference keeps the fields of the turn's machinery private: ``_pending_claim`` and so on.
+PER_PLAYER = ("layout", "state", "sizes", "rounds_won", "face_down")
+PRIVATE_PER_PLAYER = ("pending_claim", "completed")
+SCALARS = ("hidden", "held", "current", "decision", "turns", "deal_number", "done", "truncated",
+           "stock_known")
+PRIVATE = ("phase", "free_left", "called", "round_winner", "round_starter")
 PILES = ("stock", "discard")
 
 
+def reference_state(game: Game) -> tuple:
+    bits = game.rng.bit_generator.state
+    inner = bits["state"]
+    words = [inner["state"] >> 64, inner["state"] & MASK64, inner["inc"] >> 64,
+             inner["inc"] & MASK64, bits["has_uint32"], bits["uinteger"]]
+    private = [getattr(game, "_" + name) for name in PRIVATE_PER_PLAYER]
+    return (*(getattr(game, name) for name in PER_PLAYER), *private,
+            *(getattr(game, name) for name in SCALARS),
+            *(getattr(game, "_" + name) for name in PRIVATE),
+            *(getattr(game, name) for name in PILES), words)
+
+
 def batch_states(batch: VectorGame) -> list[tuple]:
-    """Every game's state in the reference's shapes (each field read once for the batch)."""
-    n, cards, games = batch.num_players, batch.arrays.cards, batch.games
-    f = {name: games[name].tolist() for name in FIELDS if name not in PER_SEAT + PILES}
-    for name in PER_SEAT:
-        f[name] = games[name][:, :n].tolist()
-    for name in PILES:
-        f[name] = games[name][:, :cards].tolist()
+    """Every game's state as ``reference_state`` lists it (each field read once per batch)."""
+    n, games = batch.num_players, batch.games
+    columns = [games[name][:, :n].tolist() for name in PER_PLAYER + PRIVATE_PER_PLAYER]
+    columns += [games[name].tolist() for name in SCALARS + PRIVATE]
+    counts = games["nstock"].tolist(), games["ndiscard"].tolist()
+    piles = [games[name].tolist() for name in PILES]
+    rng = games["rng"].tolist()
     return [
-        (
-            f["layout"][i], f["slot"][i], f["size"][i], f["won"][i], f["down"][i],
-            f["hidden"][i], f["stock"][i][: f["nstock"][i]], f["discard"][i][: f["ndiscard"][i]],
-            f["held"][i], f["current"][i], f["decision"][i], f["turns"][i], f["deals"][i],
-            f["done"][i], f["truncated"][i], f["rng"][i],
-        )
+        (*(column[i] for column in columns), piles[0][i][: counts[0][i]],
+         piles[1][i][: counts[1][i]], rng[i])
         for i in range(batch.batch_size)
     ]
 
@@ -138,9 +138,9 @@ class Checker:
             if game.done:
                 self.finished[i] = True
                 r = batch.games[i]
-                assert np.flatnonzero(r["winner"][:n]).tolist() == list(game.winners), where
+                assert np.flatnonzero(r["winners"][:n]).tolist() == list(game.winners), where
                 if game.placings is not None:
-                    assert r["placing"][:n].tolist() == list(game.placings), where
+                    assert r["placings"][:n].tolist() == list(game.placings), where
                 assert batch.returns()[i].tolist() == game.returns(), where
         self.step += 1
 
@@ -208,7 +208,7 @@ def test_illegal_actions_change_nothing() -> None:
                 expect.append(False)
                 continue
             if choose.random() < 0.3:
-                illegal = [a for a in range(-1, 16) if a not in legal]
+                illegal = [a for a in range(15) if a not in legal]
                 actions[i] = illegal[int(choose.integers(len(illegal)))]
                 with pytest.raises(ValueError):
                     game.step(int(actions[i]))

@@ -306,7 +306,7 @@ def test_turning_the_shaping_on_later_pays_what_a_follower_from_the_start_pays()
         # phi now; a fresh slot whose opponents moved before its learner's first decision
         # has phi != 0, and a follower from the start holds 0 for it there
         games = core.batch.games
-        phi = progress_potential(games["size"][:, :2], games["down"][:, :2], core.seats)
+        phi = progress_potential(games["sizes"][:, :2], games["face_down"][:, :2], core.seats)
         if not switched and (fresh & (phi != 0)).any() and not fresh.all():
             later.set_shaping(1.25)
             switched = True

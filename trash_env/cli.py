@@ -8,15 +8,7 @@ import math
 import re
 from dataclasses import fields
 
-from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
-
-# Flag names people type; every other rules option is its field name with dashes.
-FLAG_NAMES = {
-    "num_players": ["--players", "--num-players"],
-    "num_decks": ["--decks", "--num-decks"],
-}
-CHOICES = {"wilds": WILDS, "first_player": FIRST_PLAYER, "reshuffle": RESHUFFLE,
-           "episode": EPISODE}
+from trash_env.rules import Rules, option_spec
 
 
 def whole_number(text: str) -> int:
@@ -73,16 +65,14 @@ def add_rules_arguments(
     group = parser.add_argument_group("rules options (docs/rules.md; defaults: the standard game)")
     defaults, docs = Rules(), option_docs()
     for field in fields(Rules):
-        flags = FLAG_NAMES.get(field.name, ["--" + field.name.replace("_", "-")])
+        spec = option_spec(field)  # flags and choices come from the field's metadata
         default = getattr(defaults, field.name)
         kwargs: dict = {"dest": field.name, "default": argparse.SUPPRESS}
         if isinstance(default, bool):
             kwargs["action"] = argparse.BooleanOptionalAction
             shown = "on" if default else "off"
-        elif field.name in CHOICES:
-            kwargs["choices"] = CHOICES[field.name]
-            shown = default
         elif isinstance(default, str):
+            kwargs["choices"] = spec["choices"]
             shown = default
         else:  # int, or None meaning "automatic"/"off"
             kwargs["type"] = int
@@ -90,7 +80,7 @@ def add_rules_arguments(
             shown = "not set" if default is None else default
         note = (default_help or {}).get(field.name, f"(default: {shown})")
         kwargs["help"] = f"{docs.get(field.name, field.name)} {note}"
-        group.add_argument(*flags, **kwargs)
+        group.add_argument(*spec["flags"], **kwargs)
 
 
 def rules_options(args: argparse.Namespace) -> dict:

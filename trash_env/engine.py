@@ -13,6 +13,7 @@ Cards are small integers (:mod:`trash_env.cards`); piles are Python lists with t
 from __future__ import annotations
 
 import copy
+import numbers
 from collections import Counter
 from collections.abc import Sequence
 from enum import IntEnum
@@ -59,8 +60,8 @@ NUM_DECISIONS = len(Decision)
 # lookup, while ``decision is _DRAW`` is a pointer compare (``decision`` stays a Decision).
 _NONE, _DRAW, _WILD, _SWAP, _CALL = Decision
 
-# Round phases.
-_PLAY, _FREE_DRAWS = 0, 1
+# Round phases: play, then (free_draws) the loser's free turns.
+PHASE_PLAY, PHASE_FREE_DRAWS = 0, 1
 
 
 class Event(NamedTuple):
@@ -129,6 +130,18 @@ def __getattr__(name: str) -> object:
 
         return describe_event
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _integer(value: object) -> int | None:
+    """``value`` as a Python int if it is an integer of any kind (numpy's too) and not a bool,
+    else None: ``True`` is not slot 2 and ``10.0`` not an action."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
+class InvariantError(Exception):
+    """A game's state broke a rule the engine must keep (raised by ``check_invariants``)."""
 
 
 class Game:
@@ -203,9 +216,11 @@ class Game:
         self.decision = _NONE
         if first_player is None:
             first_player = int(self.rng.integers(n))
-        elif not 0 <= first_player < n:
-            raise ValueError(f"first_player must be 0 to {n - 1}, got {first_player}")
-        self._start_round(first_player)
+        elif _integer(first_player) is None or not 0 <= first_player < n:
+            raise ValueError(
+                f"first_player must be an integer from 0 to {n - 1} or None, got {first_player!r}"
+            )
+        self._start_round(int(first_player))
 
     # ------------------------------------------------------------------ public API
 
@@ -226,6 +241,11 @@ class Game:
 
     def step(self, action: int) -> None:
         """Apply the acting player's choice and play on to the next decision or the end."""
+        if action.__class__ is not int:  # numpy's integers are actions too; bools never
+            plain = _integer(action)
+            if plain is None:
+                raise self.refusal(action)
+            action = plain
         decision = self.decision
         if decision is _DRAW and action == DRAW_STOCK:
             self._draw_stock()
@@ -350,8 +370,14 @@ class Game:
         self.rng = np.random.default_rng(rng.integers(2**63))
 
     def check_invariants(self) -> None:
-        """Raise AssertionError unless every card is in exactly one place, every slot of a
-        layout holds one card, slot states match their cards and rank counts are conserved."""
+        """Raise :class:`InvariantError` unless every card is in exactly one place, every slot
+        of a layout holds one card, slot states match their cards and rank counts are
+        conserved (a raise, not ``assert``: ``python -O`` checks too)."""
+
+        def require(ok: bool, what: str, *details: object) -> None:
+            if not ok:
+                raise InvariantError(f"{what}: {details}")
+
         counts = Counter(self.stock) + Counter(self.discard)
         if self.held >= 0:
             counts[self.held] += 1
@@ -360,23 +386,29 @@ class Game:
             for s in range(NUM_SLOTS):
                 card, state = self.layout[p][s], self.state[p][s]
                 if state == ABSENT:
-                    assert card == -1, (p, s, card)
+                    require(card == -1, "a card in an absent slot (player, slot, card)", p, s,
+                            card)
                     continue
                 in_layout += 1
-                assert 0 <= card < NUM_RANKS, (p, s, card)
+                require(0 <= card < NUM_RANKS, "not a card (player, slot, card)", p, s, card)
                 counts[card] += 1
                 if state == DOWN:
                     down += 1
                 elif state == NATURAL:
-                    assert card == s + 1, (p, s, card)
+                    require(card == s + 1, "a natural card in another's slot (player, slot, "
+                            "card)", p, s, card)
                 else:
-                    assert self.wild[card], (p, s, card)
+                    require(self.wild[card], "a face-up wild that is not wild (player, slot, "
+                            "card)", p, s, card)
             # Once the game is over the sizes already hold the next round's layout size.
-            assert self.done or in_layout == self.sizes[p], (p, in_layout, self.sizes[p])
-            assert all(st != ABSENT for st in self.state[p][:in_layout]), (p, self.state[p])
-            assert down == self.face_down[p], (p, down, self.face_down[p])
+            require(self.done or in_layout == self.sizes[p], "layout size (player, cards, "
+                    "size)", p, in_layout, self.sizes[p])
+            require(all(st != ABSENT for st in self.state[p][:in_layout]),
+                    "a gap in the layout (player, states)", p, self.state[p])
+            require(down == self.face_down[p], "face-down count (player, counted, kept)", p,
+                    down, self.face_down[p])
         expected = Counter({rank: total for rank, total in enumerate(self.totals) if total})
-        assert counts == expected, (counts, expected)
+        require(counts == expected, "cards not conserved (counted, decks)", counts, expected)
         hidden = [0] * NUM_RANKS
         for card in self.stock:
             hidden[card] += 1
@@ -384,9 +416,9 @@ class Game:
             for s in range(NUM_SLOTS):
                 if self.state[p][s] == DOWN:
                     hidden[self.layout[p][s]] += 1
-        assert hidden == self.hidden, (hidden, self.hidden)
-        assert self.done or self.decision != Decision.NONE
-        assert self.done or self.legal_actions(), "a running game with no legal action"
+        require(hidden == self.hidden, "hidden counts (counted, kept)", hidden, self.hidden)
+        require(self.done or self.decision != Decision.NONE, "a running game with no decision")
+        require(self.done or bool(self.legal_actions()), "a running game with no legal action")
 
     # ------------------------------------------------------------------ the round
 
@@ -420,7 +452,7 @@ class Game:
         self.face_down = self.sizes[:]
         self.hidden = list(self.totals)
         self._stock_known = False
-        self._phase = _PLAY
+        self._phase = PHASE_PLAY
         self._free_left = 0
         self._pending_claim = [False] * n
         self._completed = [False] * n
@@ -521,7 +553,7 @@ class Game:
         self.discard.append(card)
         self.events.append(_EV_DISCARD[player][card])
         self.held = -1
-        if self._phase != _PLAY or self.turns + 1 >= self._max_turns:
+        if self._phase != PHASE_PLAY or self.turns + 1 >= self._max_turns:
             self._next_turn()
             return
         self.turns += 1
@@ -537,7 +569,7 @@ class Game:
         player = self.current
         down = self.face_down[player]
         completes = down == 0 or (down == 1 and self.state[player][slot] == DOWN)
-        if completes and self.rules.call_trash and self._phase == _PLAY and not self._called:
+        if completes and self.rules.call_trash and self._phase == PHASE_PLAY and not self._called:
             self._pending_put = (slot, as_wild)
             self.decision = _CALL
             return False
@@ -564,7 +596,7 @@ class Game:
 
     def _layout_complete(self) -> None:
         player = self.current
-        if self._phase == _FREE_DRAWS:
+        if self._phase == PHASE_FREE_DRAWS:
             self._completed[player] = True
             self._finish_round()
         else:
@@ -596,7 +628,7 @@ class Game:
         if self.turns >= self._max_turns:
             self._truncate()
             return
-        if self._phase == _FREE_DRAWS:
+        if self._phase == PHASE_FREE_DRAWS:
             self._free_left -= 1
             if self._free_left == 0:
                 self._finish_round()
@@ -616,7 +648,7 @@ class Game:
                 self._completed[loser] = True
                 self._finish_round()
                 return
-            self._phase = _FREE_DRAWS
+            self._phase = PHASE_FREE_DRAWS
             self._free_left = self.rules.free_draws
             self.current = loser
             self._log("free_draws", player=loser)

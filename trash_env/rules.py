@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import asdict, dataclass, fields
+from dataclasses import Field, asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
 
 from trash_env.cards import JACK, JOKER, KING, NUM_RANKS, NUM_SLOTS, QUEEN
 
@@ -20,8 +23,25 @@ EPISODE = ("game", "round")
 FREE_DRAWS = (0, 3)
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
 DEFAULT_MAX_TURNS = 20_000
-_INT_OPTIONS = ("num_players", "num_decks", "start_size", "target_size", "max_deals",
-                "free_draws", "max_turns")
+
+
+def _option(
+    default: object,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    choices: tuple | None = None,
+    optional: bool = False,
+    flags: tuple[str, ...] = (),
+    param: str | None = None,
+) -> Any:
+    """A Rules field and what every table of options derives from it (``option_spec``):
+    an integer range (``optional``: ``None`` allowed too) or the allowed ``choices``, the
+    command-line ``flags`` people type (default: the name with dashes) and the OpenSpiel
+    parameter name (``param``, default: the name)."""
+    spec = {"low": low, "high": high, "choices": choices, "optional": optional,
+            "flags": flags, "param": param}
+    return field(default=default, metadata={"option": spec})
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> int:
@@ -33,6 +53,47 @@ def _check_int(name: str, value: object, low: int, high: int) -> int:
 def _check_choice(name: str, value: object, allowed: tuple) -> None:
     if value not in allowed or type(value) not in {type(a) for a in allowed}:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+
+def option_spec(option: Field) -> dict[str, Any]:
+    """What the Rules field ``option`` allows and how the command line and OpenSpiel name it
+    (keys ``low``, ``high``, ``choices``, ``optional``, ``flags``, ``param``)."""
+    spec = dict(option.metadata["option"])
+    spec["flags"] = spec["flags"] or ("--" + option.name.replace("_", "-"),)
+    spec["param"] = spec["param"] or option.name
+    return spec
+
+
+def check_option(option: Field, value: object, label: str | None = None) -> object:
+    """``value`` checked against what ``option`` allows alone (numpy's spelling stored as
+    Python's), or ``ValueError`` naming ``label`` (default: the option) and the allowed
+    values. The combinations of options are checked by ``Rules`` itself."""
+    spec, label = option_spec(option), label or option.name
+    like = spec["choices"][0] if spec["choices"] is not None else 0
+    value = _plain(value, like)
+    if spec["choices"] is not None:
+        _check_choice(label, value, spec["choices"])
+    elif value is not None or not spec["optional"]:
+        _check_int(label, value, spec["low"], spec["high"])
+    return value
+
+
+def option_index(name: str) -> int:
+    """The position of option ``name`` in :meth:`Rules.codes` (compiled code reads it there)."""
+    return Rules.option_names().index(name)
+
+
+def _plain(value: object, like: object) -> object:
+    """``value`` as the Python type of ``like`` when it is numpy's (or another library's)
+    spelling of one: integers, booleans and strings from a config sweep compare and hash as
+    Python's do, so frozen Rules built from them stay equal. Bools are never integers here."""
+    if isinstance(value, np.bool_):
+        return bool(value) if isinstance(like, bool) else value
+    if isinstance(like, int) and not isinstance(like, bool) and isinstance(value, numbers.Integral):
+        return value if isinstance(value, bool) else int(value)
+    if isinstance(like, str) and isinstance(value, str):
+        return str(value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -64,53 +125,38 @@ class Rules:
         max_turns: turns after which the episode is truncated; no normal game reaches it.
     """
 
-    num_players: int = 2
-    num_decks: int | None = None
-    start_size: int = 10
-    wilds: str = "jacks"
-    jokers: bool = False
-    target_size: int = 0
-    max_deals: int | None = None
-    first_player: str = "winner"
-    reshuffle: str = "keep_top"
-    losers_reveal: bool = False
-    free_draws: int = 0
-    call_trash: bool = False
-    episode: str = "game"
-    max_turns: int = DEFAULT_MAX_TURNS
+    num_players: int = _option(2, low=MIN_PLAYERS, high=MAX_PLAYERS,
+                               flags=("--players", "--num-players"), param="players")
+    num_decks: int | None = _option(None, low=1, high=12, optional=True,
+                                    flags=("--decks", "--num-decks"))
+    start_size: int = _option(10, low=1, high=NUM_SLOTS)
+    wilds: str = _option("jacks", choices=WILDS)
+    jokers: bool = _option(False, choices=(False, True))
+    target_size: int = _option(0, low=0, high=NUM_SLOTS)
+    max_deals: int | None = _option(None, low=1, high=10_000, optional=True)
+    first_player: str = _option("winner", choices=FIRST_PLAYER)
+    reshuffle: str = _option("keep_top", choices=RESHUFFLE)
+    losers_reveal: bool = _option(False, choices=(False, True))
+    free_draws: int = _option(0, choices=FREE_DRAWS)
+    call_trash: bool = _option(False, choices=(False, True))
+    episode: str = _option("game", choices=EPISODE)
+    max_turns: int = _option(DEFAULT_MAX_TURNS, low=1, high=10**9)
 
     def __post_init__(self) -> None:
-        # Integers of any kind (numpy's from a config sweep, say) are stored as plain ints.
-        for name in _INT_OPTIONS:
-            value = getattr(self, name)
-            if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-                object.__setattr__(self, name, int(value))
-        _check_int("num_players", self.num_players, MIN_PLAYERS, MAX_PLAYERS)
-        if self.num_decks is not None:
-            _check_int("num_decks", self.num_decks, 1, 12)
-        _check_int("start_size", self.start_size, 1, NUM_SLOTS)
-        _check_choice("wilds", self.wilds, WILDS)
-        _check_choice("jokers", self.jokers, (False, True))
-        _check_int("target_size", self.target_size, 0, NUM_SLOTS)
+        # Each option alone (numpy's integers, booleans and strings stored as Python's), then
+        # the combinations.
+        for f in fields(self):
+            object.__setattr__(self, f.name, check_option(f, getattr(self, f.name)))
         if self.target_size >= self.start_size:
             raise ValueError(
                 f"target_size must be below start_size ({self.start_size}): "
                 f"0 to {self.start_size - 1}, got {self.target_size}"
             )
-        if self.max_deals is not None:
-            _check_int("max_deals", self.max_deals, 1, 10_000)
-        _check_choice("first_player", self.first_player, FIRST_PLAYER)
-        _check_choice("reshuffle", self.reshuffle, RESHUFFLE)
-        _check_choice("losers_reveal", self.losers_reveal, (False, True))
-        _check_choice("free_draws", self.free_draws, FREE_DRAWS)
         if self.free_draws and (self.num_players != 2 or not self.losers_reveal):
             raise ValueError(
                 "free_draws=3 needs num_players=2 and losers_reveal=True "
                 f"(got num_players={self.num_players}, losers_reveal={self.losers_reveal})"
             )
-        _check_choice("call_trash", self.call_trash, (False, True))
-        _check_choice("episode", self.episode, EPISODE)
-        _check_int("max_turns", self.max_turns, 1, 10**9)
         needed = self.num_players * self.start_size + 2
         if self.total_cards < needed:
             raise ValueError(
@@ -139,6 +185,19 @@ class Rules:
         if self.wilds == "faces":
             wild[QUEEN] = True
         return tuple(wild)
+
+    def codes(self) -> tuple[int, ...]:
+        """Every option as an integer, in field order, for compiled code (the batched engine):
+        a string choice is its index in the choices, a bool 0 or 1, ``None`` 0 (no option that
+        allows ``None`` allows 0), an integer itself."""
+        out = []
+        for f in fields(self):
+            value, choices = getattr(self, f.name), option_spec(f)["choices"]
+            if isinstance(value, str):
+                out.append(choices.index(value))
+            else:
+                out.append(int(value or 0))
+        return tuple(out)
 
     def to_dict(self) -> dict:
         return asdict(self)

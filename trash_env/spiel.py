@@ -41,6 +41,7 @@ their owner. So every tensor and string below is a function of public informatio
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -65,7 +66,7 @@ from trash_env.engine import (
 )
 from trash_env.observation import encode_observation, observation_size
 from trash_env.render import cell
-from trash_env.rules import FREE_DRAWS, MAX_PLAYERS, MIN_PLAYERS, Rules
+from trash_env.rules import FREE_DRAWS, MAX_PLAYERS, MIN_PLAYERS, Rules, check_option, option_spec
 
 SHORT_NAME = "python_trash"
 DEAL_ACTION = 0  # the one chance outcome
@@ -75,24 +76,12 @@ _MAX_DECISIONS_PER_TURN = 1 + NUM_SLOTS + NUM_SLOTS + 1 + 1
 _INT_MAX = 2**31 - 1
 
 # Every Rules option as an OpenSpiel parameter (None -> 0), plus the seed of the deal seeds.
+_OPTION_OF = {option_spec(f)["param"]: f for f in fields(Rules)}
 PARAMETERS: dict[str, Any] = {
-    "players": 2,
-    "num_decks": 0,
-    "start_size": 10,
-    "wilds": "jacks",
-    "jokers": False,
-    "target_size": 0,
-    "max_deals": 0,
-    "first_player": "winner",
-    "reshuffle": "keep_top",
-    "losers_reveal": False,
-    "free_draws": 0,
-    "call_trash": False,
-    "episode": "game",
-    "max_turns": Rules.max_turns,
+    **{param: 0 if f.default is None else f.default for param, f in _OPTION_OF.items()},
     "rng_seed": 0,
 }
-_NONE_AS_ZERO = ("num_decks", "max_deals")
+_NONE_AS_ZERO = tuple(param for param, f in _OPTION_OF.items() if option_spec(f)["optional"])
 
 _GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
@@ -123,30 +112,23 @@ def rules_from_params(params: Mapping[str, Any]) -> Rules:
             f"allowed: {', '.join(PARAMETERS)}"
         )
     values = {**PARAMETERS, **params}
-    players = values.pop("players")
-    if (
-        isinstance(players, bool)
-        or not isinstance(players, int)
-        or not MIN_PLAYERS <= players <= MAX_PLAYERS
-    ):
-        raise ValueError(
-            f"players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {players!r}"
-        )
     seed = values.pop("rng_seed")
     _check_seed("rng_seed", seed)
-    for name in _NONE_AS_ZERO:
-        if values[name] == 0 and not isinstance(values[name], bool):
-            values[name] = None
-    return Rules.from_options(num_players=players, **values)
+    options = {}
+    for param, value in values.items():
+        option = _OPTION_OF[param]
+        if param in _NONE_AS_ZERO and value == 0 and not isinstance(value, bool):
+            value = None
+        options[option.name] = check_option(option, value, param)
+    return Rules.from_options(**options)
 
 
 def params_from_rules(rules: Rules, rng_seed: int = 0) -> dict[str, Any]:
     """The OpenSpiel parameters of ``rules`` (the inverse of :func:`rules_from_params`)."""
-    params: dict[str, Any] = rules.to_dict()
-    params["players"] = params.pop("num_players")
-    for name in _NONE_AS_ZERO:
-        if params[name] is None:
-            params[name] = 0
+    params: dict[str, Any] = {}
+    for param, option in _OPTION_OF.items():
+        value = getattr(rules, option.name)
+        params[param] = 0 if value is None else value
     params["rng_seed"] = rng_seed
     return params
 

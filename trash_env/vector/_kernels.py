@@ -13,36 +13,66 @@ order as the reference for the same seed to deal the same cards).
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 from numba import njit
 
+from trash_env.cards import NUM_RANKS, NUM_SLOTS
+from trash_env.engine import (
+    ABSENT,
+    CALL_TRASH,
+    DECLINE,
+    DOWN,
+    DRAW_STOCK,
+    NATURAL,
+    NUM_ACTIONS,
+    NUM_DECISIONS,
+    PHASE_FREE_DRAWS,
+    PHASE_PLAY,
+    STAY_SILENT,
+    TAKE_DISCARD,
+    WILD_UP,
+    Decision,
+)
+from trash_env.observation import SLOT_FEATURES
+from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, Rules, option_index
 from trash_env.vector._pcg import integers, seed_words, shuffle
 
-# Slot states, decisions and actions: the reference engine's values.
-DOWN, NATURAL, WILD_UP, ABSENT = 0, 1, 2, 3
-D_NONE, D_DRAW, D_WILD, D_SWAP, D_CALL = 0, 1, 2, 3, 4
-DRAW_STOCK, TAKE_DISCARD, DECLINE, CALL_TRASH, STAY_SILENT = 10, 11, 12, 13, 14
-PLAY, FREE_DRAWS = 0, 1
+# Decisions as the plain integers the records hold (the reference engine's ``Decision``).
+NONE, DRAW, WILD, SWAP, CALL = (int(d) for d in Decision)
+
+NO_CARD = NUM_RANKS  # the one-hot position of "no card" (empty discard pile, empty hand)
 
 # Continuations.
 STOP, BEGIN_TURN, PLAY_HELD, PLAY_HELD_NOSWAP, START_ROUND, FINISH_ROUND = 0, 1, 2, 3, 4, 5
 
-# cfg indices.
-(
-    CFG_N,
-    CFG_RESHUFFLE_ALL,
-    CFG_LOSERS_REVEAL,
-    CFG_FREE_DRAWS,
-    CFG_CALL_TRASH,
-    CFG_EPISODE_ROUND,
-    CFG_MAX_DEALS,
-    CFG_ROTATE,
-    CFG_TARGET,
-    CFG_MAX_TURNS,
-    CFG_START_SIZE,
-    CFG_CARDS,
-) = range(12)
-CFG_LEN = 12
+# ``cfg`` is ``Rules.codes()`` (one integer per option, in field order) then the number of
+# cards; the kernels read the options they need at these indices.
+CFG_NUM_PLAYERS = option_index("num_players")
+CFG_START_SIZE = option_index("start_size")
+CFG_TARGET_SIZE = option_index("target_size")
+CFG_MAX_DEALS = option_index("max_deals")
+CFG_FIRST_PLAYER = option_index("first_player")
+CFG_RESHUFFLE = option_index("reshuffle")
+CFG_LOSERS_REVEAL = option_index("losers_reveal")
+CFG_FREE_DRAWS = option_index("free_draws")
+CFG_CALL_TRASH = option_index("call_trash")
+CFG_EPISODE = option_index("episode")
+CFG_MAX_TURNS = option_index("max_turns")
+CFG_CARDS = len(Rules.option_names())
+CFG_LEN = CFG_CARDS + 1
+RESHUFFLE_ALL = RESHUFFLE.index("all")
+ROTATE = FIRST_PLAYER.index("rotate")
+EPISODE_ROUND = EPISODE.index("round")
+# numba freezes these globals into its on-disk cache, which it invalidates only when this file
+# changes: ``cfg_signature()`` compiled beside them tells batch.py whether they still match.
+CFG_SIGNATURE = zlib.crc32(",".join(Rules.option_names()).encode())
+
+
+@njit(cache=True)
+def cfg_signature() -> int:
+    return CFG_SIGNATURE
 
 
 # ---------------------------------------------------------------------- the round
@@ -51,26 +81,26 @@ CFG_LEN = 12
 @njit(cache=True)
 def new_game(r, cfg, wild, deck, totals) -> None:
     """``Game.__init__`` from the record's fresh rng words: sizes, counters, first deal."""
-    n = cfg[CFG_N]
+    n = cfg[CFG_NUM_PLAYERS]
     for p in range(n):
-        r.size[p] = cfg[CFG_START_SIZE]
-        r.won[p] = 0
-        r.winner[p] = 0
-        r.placing[p] = 0
+        r.sizes[p] = cfg[CFG_START_SIZE]
+        r.rounds_won[p] = 0
+        r.winners[p] = 0
+        r.placings[p] = 0
         r.deal_reward[p] = 0.0
         r.shrunk[p] = 0
-    r.deals = 0
+    r.deal_number = 0
     r.turns = 0
     r.done = False
     r.truncated = False
-    r.decision = D_NONE
+    r.decision = NONE
     r.current = integers(r.rng, n)
     run(r, START_ROUND, cfg, wild, deck, totals)
 
 
 @njit(cache=True)
 def start_round(r, cfg, deck, totals) -> int:
-    n = cfg[CFG_N]
+    n = cfg[CFG_NUM_PLAYERS]
     cards = cfg[CFG_CARDS]
     order = r.discard  # scratch: the discard pile starts empty
     for i in range(cards):
@@ -78,17 +108,17 @@ def start_round(r, cfg, deck, totals) -> int:
     shuffle(r.rng, order, cards)
     i = 0
     for p in range(n):
-        size = r.size[p]
-        for s in range(10):
+        size = r.sizes[p]
+        for s in range(NUM_SLOTS):
             if s < size:
                 r.layout[p, s] = order[i]
-                r.slot[p, s] = DOWN
+                r.state[p, s] = DOWN
                 i += 1
             else:
                 r.layout[p, s] = -1
-                r.slot[p, s] = ABSENT
-        r.down[p] = size
-        r.claim[p] = 0
+                r.state[p, s] = ABSENT
+        r.face_down[p] = size
+        r.pending_claim[p] = 0
         r.completed[p] = 0
     # The stock is the rest of the order, top at the end: stock[k] = order[cards - 1 - k].
     left = cards - i
@@ -97,14 +127,14 @@ def start_round(r, cfg, deck, totals) -> int:
     r.nstock = left
     r.ndiscard = 0
     r.held = -1
-    for c in range(14):
+    for c in range(NUM_RANKS):
         r.hidden[c] = totals[c]
     r.stock_known = False
-    r.phase = PLAY
+    r.phase = PHASE_PLAY
     r.free_left = 0
     r.called = False
-    r.pend_slot = -1
-    r.pend_wild = False
+    r.pending_slot = -1
+    r.pending_wild = False
     r.round_winner = -1
     r.round_starter = r.current  # the starter was left in ``current``
     return BEGIN_TURN
@@ -114,12 +144,12 @@ def start_round(r, cfg, deck, totals) -> int:
 def begin_turn(r, cfg) -> int:
     player = r.current
     r.called = False
-    if r.claim[player]:
+    if r.pending_claim[player]:
         return win_round(r, player, cfg)
     if r.nstock == 0:
         reshuffle(r, cfg)
     if r.nstock > 0 and r.ndiscard > 0:
-        r.decision = D_DRAW
+        r.decision = DRAW
         return STOP
     if r.nstock > 0:
         draw_stock(r)
@@ -131,7 +161,7 @@ def begin_turn(r, cfg) -> int:
 @njit(cache=True)
 def reshuffle(r, cfg) -> None:
     nd = r.ndiscard
-    if cfg[CFG_RESHUFFLE_ALL] == 0 and nd > 0:
+    if cfg[CFG_RESHUFFLE] != RESHUFFLE_ALL and nd > 0:
         m = nd - 1
         top = r.discard[nd - 1]
         keep = 1
@@ -174,31 +204,31 @@ def play_held(r, may_swap, cfg, wild) -> int:
     """Place the held card and what it uncovers until a decision or the turn's end."""
     player = r.current
     card = r.held
-    size = r.size[player]
+    size = r.sizes[player]
     while True:
         if wild[card]:
-            if r.down[player] > 1:
-                r.decision = D_WILD
+            if r.face_down[player] > 1:
+                r.decision = WILD
                 return STOP
             first = 0
-            while r.slot[player, first] != DOWN:
+            while r.state[player, first] != DOWN:
                 first += 1
             return put(r, first, True, cfg, wild)  # the last face-down slot: completes
         if card < 1 or card > size:
             break
         slot = card - 1
-        was = r.slot[player, slot]
+        was = r.state[player, slot]
         if was != DOWN:
             if was == WILD_UP and may_swap:
-                r.decision = D_SWAP
+                r.decision = SWAP
                 return STOP
             break
-        if r.down[player] == 1:
+        if r.face_down[player] == 1:
             return put(r, slot, False, cfg, wild)  # completes the layout
         under = r.layout[player, slot]
         r.layout[player, slot] = card
-        r.slot[player, slot] = NATURAL
-        r.down[player] -= 1
+        r.state[player, slot] = NATURAL
+        r.face_down[player] -= 1
         r.hidden[under] -= 1
         r.held = under
         card = under
@@ -212,12 +242,12 @@ def play_held(r, may_swap, cfg, wild) -> int:
 @njit(cache=True, inline="always")
 def put(r, slot, as_wild, cfg, wild) -> int:
     player = r.current
-    down = r.down[player]
-    completes = down == 0 or (down == 1 and r.slot[player, slot] == DOWN)
-    if completes and cfg[CFG_CALL_TRASH] and r.phase == PLAY and not r.called:
-        r.pend_slot = slot
-        r.pend_wild = as_wild
-        r.decision = D_CALL
+    down = r.face_down[player]
+    completes = down == 0 or (down == 1 and r.state[player, slot] == DOWN)
+    if completes and cfg[CFG_CALL_TRASH] and r.phase == PHASE_PLAY and not r.called:
+        r.pending_slot = slot
+        r.pending_wild = as_wild
+        r.decision = CALL
         return STOP
     lay(r, slot, as_wild)
     if completes:
@@ -230,11 +260,11 @@ def lay(r, slot, as_wild) -> None:
     player = r.current
     card = r.held
     under = r.layout[player, slot]
-    was = r.slot[player, slot]
+    was = r.state[player, slot]
     r.layout[player, slot] = card
-    r.slot[player, slot] = WILD_UP if as_wild else NATURAL
+    r.state[player, slot] = WILD_UP if as_wild else NATURAL
     if was == DOWN:
-        r.down[player] -= 1
+        r.face_down[player] -= 1
         r.hidden[under] -= 1
     r.held = under
 
@@ -242,7 +272,7 @@ def lay(r, slot, as_wild) -> None:
 @njit(cache=True)
 def layout_complete(r, cfg, wild) -> int:
     player = r.current
-    if r.phase == FREE_DRAWS:
+    if r.phase == PHASE_FREE_DRAWS:
         r.completed[player] = 1
         return finish_round(r, cfg, wild)
     return win_round(r, player, cfg)
@@ -269,7 +299,7 @@ def miss_call(r, cfg) -> int:
         r.hidden[card] -= 1
         r.discard[r.ndiscard] = card
         r.ndiscard += 1
-    r.claim[player] = 1
+    r.pending_claim[player] = 1
     return next_turn(r, cfg)
 
 
@@ -279,14 +309,14 @@ def next_turn(r, cfg) -> int:
     if r.turns >= cfg[CFG_MAX_TURNS]:
         r.done = True
         r.truncated = True
-        r.decision = D_NONE
+        r.decision = NONE
         return STOP
-    if r.phase == FREE_DRAWS:
+    if r.phase == PHASE_FREE_DRAWS:
         r.free_left -= 1
         if r.free_left == 0:
             return FINISH_ROUND
     else:
-        r.current = (r.current + 1) % cfg[CFG_N]
+        r.current = (r.current + 1) % cfg[CFG_NUM_PLAYERS]
     return BEGIN_TURN
 
 
@@ -297,10 +327,10 @@ def win_round(r, player, cfg) -> int:
     discard_held(r)
     if cfg[CFG_FREE_DRAWS]:
         loser = 1 - player
-        if r.down[loser] == 0:  # a missed call left the loser complete already
+        if r.face_down[loser] == 0:  # a missed call left the loser complete already
             r.completed[loser] = 1
             return FINISH_ROUND
-        r.phase = FREE_DRAWS
+        r.phase = PHASE_FREE_DRAWS
         r.free_left = cfg[CFG_FREE_DRAWS]
         r.current = loser
         return BEGIN_TURN
@@ -309,18 +339,18 @@ def win_round(r, player, cfg) -> int:
 
 @njit(cache=True)
 def finish_round(r, cfg, wild) -> int:
-    n = cfg[CFG_N]
+    n = cfg[CFG_NUM_PLAYERS]
     discard_held(r)
     for p in range(n):
         r.shrunk[p] = r.completed[p]
-        r.fdl[p] = r.down[p]
+        r.face_down_left[p] = r.face_down[p]
     if cfg[CFG_LOSERS_REVEAL]:
         for p in range(n):
             if r.completed[p]:
                 continue
             correct = True
-            for s in range(r.size[p]):
-                if r.slot[p, s] == DOWN:
+            for s in range(r.sizes[p]):
+                if r.state[p, s] == DOWN:
                     card = r.layout[p, s]
                     if not (card == s + 1 or wild[card]):
                         correct = False
@@ -331,35 +361,35 @@ def finish_round(r, cfg, wild) -> int:
     for p in range(n):
         if r.shrunk[p]:
             shrinkers += 1
-            r.size[p] -= 1
-            r.won[p] += 1
-            if r.size[p] <= cfg[CFG_TARGET]:
+            r.sizes[p] -= 1
+            r.rounds_won[p] += 1
+            if r.sizes[p] <= cfg[CFG_TARGET_SIZE]:
                 game_winners += 1
     # The deal's zero-sum shares (Game.shares_to_returns), for per-deal rewards.
     if shrinkers:
         share = n / shrinkers
         for p in range(n):
             r.deal_reward[p] += ((share if r.shrunk[p] else 0.0) - 1.0) / (n - 1)
-    r.deals += 1
+    r.deal_number += 1
     if game_winners:
         for p in range(n):
-            r.winner[p] = 1 if r.shrunk[p] != 0 and r.size[p] <= cfg[CFG_TARGET] else 0
+            r.winners[p] = 1 if r.shrunk[p] != 0 and r.sizes[p] <= cfg[CFG_TARGET_SIZE] else 0
         game_over(r, n)
         return STOP
-    if cfg[CFG_EPISODE_ROUND]:
+    if cfg[CFG_EPISODE] == EPISODE_ROUND:
         for p in range(n):
-            r.winner[p] = r.shrunk[p]
+            r.winners[p] = r.shrunk[p]
         game_over(r, n)
         return STOP
-    if cfg[CFG_MAX_DEALS] and r.deals >= cfg[CFG_MAX_DEALS]:
+    if cfg[CFG_MAX_DEALS] and r.deal_number >= cfg[CFG_MAX_DEALS]:
         smallest = 99
         for p in range(n):
-            smallest = min(smallest, r.size[p])
+            smallest = min(smallest, r.sizes[p])
         for p in range(n):
-            r.winner[p] = 1 if r.size[p] == smallest else 0
+            r.winners[p] = 1 if r.sizes[p] == smallest else 0
         game_over(r, n)
         return STOP
-    if cfg[CFG_ROTATE]:
+    if cfg[CFG_FIRST_PLAYER] == ROTATE:
         r.current = (r.round_starter + 1) % n
     else:
         r.current = r.round_winner
@@ -370,20 +400,20 @@ def finish_round(r, cfg, wild) -> int:
 def game_over(r, n) -> None:
     """Winners place first; the others by how few face-down slots they had left."""
     r.done = True
-    r.decision = D_NONE
+    r.decision = NONE
     winners = 0
     for p in range(n):
-        if r.winner[p]:
+        if r.winners[p]:
             winners += 1
     for p in range(n):
-        if r.winner[p]:
-            r.placing[p] = 1
+        if r.winners[p]:
+            r.placings[p] = 1
         else:
             below = 0
             for q in range(n):
-                if not r.winner[q] and r.fdl[q] < r.fdl[p]:
+                if not r.winners[q] and r.face_down_left[q] < r.face_down_left[p]:
                     below += 1
-            r.placing[p] = 1 + winners + below
+            r.placings[p] = 1 + winners + below
 
 
 @njit(cache=True)
@@ -405,13 +435,13 @@ def run(r, k, cfg, wild, deck, totals) -> None:
 @njit(cache=True, inline="always")
 def is_legal(r, action) -> bool:
     d = r.decision
-    if d == D_DRAW:
+    if d == DRAW:
         return action == DRAW_STOCK or action == TAKE_DISCARD
-    if d == D_WILD:
-        return 0 <= action < r.size[r.current] and r.slot[r.current, action] == DOWN
-    if d == D_SWAP:
+    if d == WILD:
+        return 0 <= action < r.sizes[r.current] and r.state[r.current, action] == DOWN
+    if d == SWAP:
         return action == r.held - 1 or action == DECLINE
-    if d == D_CALL:
+    if d == CALL:
         return action == CALL_TRASH or action == STAY_SILENT
     return False
 
@@ -422,25 +452,25 @@ def step(r, action, cfg, wild, deck, totals) -> bool:
     if not is_legal(r, action):
         return False
     d = r.decision
-    if d == D_DRAW:
+    if d == DRAW:
         if action == DRAW_STOCK:
             draw_stock(r)
         else:
             take_discard(r)
         k = PLAY_HELD
-    elif d == D_WILD:
+    elif d == WILD:
         k = put(r, action, True, cfg, wild)
-    elif d == D_SWAP:
+    elif d == SWAP:
         if action == DECLINE:
             k = PLAY_HELD_NOSWAP
         else:
             k = put(r, action, False, cfg, wild)
     elif action == CALL_TRASH:
         r.called = True
-        lay(r, r.pend_slot, r.pend_wild)
+        lay(r, r.pending_slot, r.pending_wild)
         k = layout_complete(r, cfg, wild)
     else:
-        lay(r, r.pend_slot, r.pend_wild)
+        lay(r, r.pending_slot, r.pending_wild)
         k = miss_call(r, cfg)
     run(r, k, cfg, wild, deck, totals)
     return True
@@ -475,7 +505,7 @@ def batch_step_autoreset(games, actions, legal, finished, final_returns, seeds, 
     """``batch_step``, then every game that ended is recorded (``finished[g]``, its
     ``Game.returns()`` in ``final_returns[g]``) and re-dealt from the next of ``seeds``
     (its seed in ``new_seeds[g]``); returns how many seeds were used (enough are given)."""
-    n = cfg[CFG_N]
+    n = cfg[CFG_NUM_PLAYERS]
     used = 0
     for g in range(games.shape[0]):
         r = games[g]
@@ -488,12 +518,12 @@ def batch_step_autoreset(games, actions, legal, finished, final_returns, seeds, 
             finished[g] = True
             winners = 0
             for p in range(n):
-                winners += r.winner[p]
+                winners += r.winners[p]
             for p in range(n):
                 if winners == 0 or r.truncated:
                     final_returns[g, p] = 0.0
                 else:
-                    share = n / winners if r.winner[p] else 0.0
+                    share = n / winners if r.winners[p] else 0.0
                     final_returns[g, p] = (share - 1.0) / (n - 1)
             seed_words(seeds[used], r.rng)
             new_seeds[g] = seeds[used]
@@ -512,20 +542,20 @@ def batch_step_index(games, index, actions, legal, cfg, wild, deck, totals) -> N
 
 @njit(cache=True)
 def mask_into(r, player, out) -> None:
-    """``observation.action_mask``: the 13 env actions open to ``player`` (zero if not to act)."""
-    for a in range(13):
+    """``observation.action_mask``: the env actions open to ``player`` (zero if not to act)."""
+    for a in range(NUM_ACTIONS):
         out[a] = 0
     if r.done or r.current != player:
         return
     d = r.decision
-    if d == D_DRAW:
+    if d == DRAW:
         out[DRAW_STOCK] = 1
         out[TAKE_DISCARD] = 1
-    elif d == D_WILD:
-        for s in range(r.size[player]):
-            if r.slot[player, s] == DOWN:
+    elif d == WILD:
+        for s in range(r.sizes[player]):
+            if r.state[player, s] == DOWN:
                 out[s] = 1
-    elif d == D_SWAP:
+    elif d == SWAP:
         out[r.held - 1] = 1
         out[DECLINE] = 1
 
@@ -549,41 +579,41 @@ def observe_into(r, observer, out, n, wild, totals, cards) -> None:
     i = 0
     for k in range(n):
         p = (observer + k) % n
-        for s in range(10):
-            st = r.slot[p, s]
-            for f in range(4):
+        for s in range(NUM_SLOTS):
+            st = r.state[p, s]
+            for f in range(SLOT_FEATURES):
                 out[i + f] = 1.0 if f == st else 0.0
-            i += 4
-        out[i] = r.size[p] / 10
-        out[i + 1] = r.won[p] / 10
-        out[i + 2] = r.down[p] / 10
+            i += SLOT_FEATURES
+        out[i] = r.sizes[p] / NUM_SLOTS
+        out[i + 1] = r.rounds_won[p] / NUM_SLOTS
+        out[i + 2] = r.face_down[p] / NUM_SLOTS
         out[i + 3] = 1.0 if p == acting else 0.0
         i += 4
-    top = r.discard[r.ndiscard - 1] if r.ndiscard > 0 else 14
-    for c in range(15):
+    top = r.discard[r.ndiscard - 1] if r.ndiscard > 0 else NO_CARD
+    for c in range(NUM_RANKS + 1):
         out[i + c] = 1.0 if c == top else 0.0
-    i += 15
-    held = r.held if r.held >= 0 else 14
-    for c in range(15):
+    i += NUM_RANKS + 1
+    held = r.held if r.held >= 0 else NO_CARD
+    for c in range(NUM_RANKS + 1):
         out[i + c] = 1.0 if c == held else 0.0
-    i += 15
-    for c in range(14):
+    i += NUM_RANKS + 1
+    for c in range(NUM_RANKS):
         total = totals[c]
         out[i + c] = (total - r.hidden[c]) / total if total else 0.0
-    i += 14
-    for c in range(14):
+    i += NUM_RANKS
+    for c in range(NUM_RANKS):
         out[i + c] = 1.0 if wild[c] else 0.0
-    i += 14
-    for d in range(5):
+    i += NUM_RANKS
+    for d in range(NUM_DECISIONS):
         out[i + d] = 1.0 if d == r.decision else 0.0
-    i += 5
+    i += NUM_DECISIONS
     out[i] = r.nstock / cards
     out[i + 1] = r.ndiscard / cards
 
 
 @njit(cache=True)
 def batch_observe(games, observers, out, cfg, wild, totals) -> None:
-    n = cfg[CFG_N]
+    n = cfg[CFG_NUM_PLAYERS]
     cards = cfg[CFG_CARDS]
     for g in range(games.shape[0]):
         observe_into(games[g], observers[g], out[g], n, wild, totals, cards)
@@ -591,10 +621,96 @@ def batch_observe(games, observers, out, cfg, wild, totals) -> None:
 
 @njit(cache=True)
 def batch_observe_index(games, index, observers, out, cfg, wild, totals) -> None:
-    n = cfg[CFG_N]
+    n = cfg[CFG_NUM_PLAYERS]
     cards = cfg[CFG_CARDS]
     for i in range(index.shape[0]):
         observe_into(games[index[i]], observers[i], out[i], n, wild, totals, cards)
+
+
+# ---------------------------------------------------------------------- invariants
+
+# ``violation`` codes (0: none); VIOLATIONS in batch.py names them.
+(
+    V_ABSENT_CARD, V_NOT_A_CARD, V_NATURAL_SLOT, V_WILD_UP, V_LAYOUT_SIZE, V_GAP, V_DOWN_COUNT,
+    V_CARDS, V_HIDDEN, V_NO_DECISION, V_NO_LEGAL_ACTION, V_PILES,
+) = range(1, 13)
+
+
+@njit(cache=True)
+def violation(r, cfg, wild, totals) -> int:
+    """``Game.check_invariants`` for one game: 0, or the code of the first rule it breaks."""
+    n = cfg[CFG_NUM_PLAYERS]
+    if r.nstock < 0 or r.ndiscard < 0 or r.nstock + r.ndiscard > cfg[CFG_CARDS]:
+        return V_PILES
+    counts = np.zeros(NUM_RANKS, np.int64)
+    hidden = np.zeros(NUM_RANKS, np.int64)
+    for k in range(r.nstock):
+        card = r.stock[k]
+        if card < 0 or card >= NUM_RANKS:
+            return V_NOT_A_CARD
+        counts[card] += 1
+        hidden[card] += 1
+    for k in range(r.ndiscard):
+        card = r.discard[k]
+        if card < 0 or card >= NUM_RANKS:
+            return V_NOT_A_CARD
+        counts[card] += 1
+    if r.held >= NUM_RANKS:
+        return V_NOT_A_CARD
+    if r.held >= 0:
+        counts[r.held] += 1
+    for p in range(n):
+        down = 0
+        in_layout = 0
+        for s in range(NUM_SLOTS):
+            card = r.layout[p, s]
+            st = r.state[p, s]
+            if st == ABSENT:
+                if card != -1:
+                    return V_ABSENT_CARD
+                continue
+            in_layout += 1
+            if card < 0 or card >= NUM_RANKS:
+                return V_NOT_A_CARD
+            counts[card] += 1
+            if st == DOWN:
+                down += 1
+                hidden[card] += 1
+            elif st == NATURAL:
+                if card != s + 1:
+                    return V_NATURAL_SLOT
+            elif not wild[card]:
+                return V_WILD_UP
+        # Once the game is over the sizes already hold the next round's layout size.
+        if not r.done and in_layout != r.sizes[p]:
+            return V_LAYOUT_SIZE
+        for s in range(in_layout):
+            if r.state[p, s] == ABSENT:
+                return V_GAP
+        if down != r.face_down[p]:
+            return V_DOWN_COUNT
+    for c in range(NUM_RANKS):
+        if counts[c] != totals[c]:
+            return V_CARDS
+        if hidden[c] != r.hidden[c]:
+            return V_HIDDEN
+    if not r.done:
+        d = r.decision
+        if d == NONE:
+            return V_NO_DECISION
+        if d == WILD and r.face_down[r.current] == 0:
+            return V_NO_LEGAL_ACTION
+        if d == SWAP and not (
+            1 <= r.held <= r.sizes[r.current] and r.state[r.current, r.held - 1] == WILD_UP
+        ):
+            return V_NO_LEGAL_ACTION
+    return 0
+
+
+@njit(cache=True)
+def batch_violations(games, out, cfg, wild, totals) -> None:
+    for g in range(games.shape[0]):
+        out[g] = violation(games[g], cfg, wild, totals)
 
 
 # ---------------------------------------------------------------------- bots
@@ -607,14 +723,14 @@ def fits(r, player, card, wild) -> bool:
     """``agents.heuristics.fits``: would ``card`` be placed at once in ``player``'s layout?"""
     if card < 0:
         return False
-    size = r.size[player]
+    size = r.sizes[player]
     if wild[card]:
         for s in range(size):
-            if r.slot[player, s] == DOWN:
+            if r.state[player, s] == DOWN:
                 return True
         return False
     return 1 <= card <= size and (
-        r.slot[player, card - 1] == DOWN or r.slot[player, card - 1] == WILD_UP
+        r.state[player, card - 1] == DOWN or r.state[player, card - 1] == WILD_UP
     )
 
 
@@ -628,8 +744,8 @@ def natural_supply(r, me, rank, weight, n) -> float:
             buried += 1
     rivals = 0
     for p in range(n):
-        if p != me and rank <= r.size[p]:
-            st = r.slot[p, rank - 1]
+        if p != me and rank <= r.sizes[p]:
+            st = r.state[p, rank - 1]
             if st == DOWN or st == WILD_UP:
                 rivals += 1
     return (hidden + weight * buried) / (1 + rivals)
@@ -640,18 +756,18 @@ def bot_action(r, kind, weight, orng, wild, n) -> int:
     """The move of a built-in bot (random, greedy, counting) for the player to act."""
     me = r.current
     d = r.decision
-    if d == D_CALL:
+    if d == CALL:
         return CALL_TRASH
     if kind == BOT_RANDOM:
-        legal = np.empty(13, np.int64)
+        legal = np.empty(NUM_ACTIONS, np.int64)
         count = 0
-        if d == D_DRAW:
+        if d == DRAW:
             legal[0] = DRAW_STOCK
             legal[1] = TAKE_DISCARD
             count = 2
-        elif d == D_WILD:
-            for s in range(r.size[me]):
-                if r.slot[me, s] == DOWN:
+        elif d == WILD:
+            for s in range(r.sizes[me]):
+                if r.state[me, s] == DOWN:
                     legal[count] = s
                     count += 1
         else:
@@ -659,17 +775,17 @@ def bot_action(r, kind, weight, orng, wild, n) -> int:
             legal[1] = DECLINE
             count = 2
         return legal[integers(orng, count)]
-    if d == D_DRAW:
+    if d == DRAW:
         top = r.discard[r.ndiscard - 1] if r.ndiscard > 0 else -1
         return TAKE_DISCARD if fits(r, me, top, wild) else DRAW_STOCK
-    if d == D_SWAP:
+    if d == SWAP:
         return r.held - 1
     # WILD: greedy lays it on the highest face-down slot; counting on the slot whose natural
     # card is least likely to come, ties to the highest slot.
     best = -1
     best_score = 0.0
-    for s in range(r.size[me] - 1, -1, -1):
-        if r.slot[me, s] != DOWN:
+    for s in range(r.sizes[me] - 1, -1, -1):
+        if r.state[me, s] != DOWN:
             continue
         if kind == BOT_GREEDY:
             return s
@@ -684,22 +800,22 @@ def bot_action(r, kind, weight, orng, wild, n) -> int:
 def random_engine_action(r, orng) -> int:
     """A uniform choice among ``Game.legal_actions()`` (the call decision included)."""
     d = r.decision
-    if d == D_CALL:
+    if d == CALL:
         return CALL_TRASH if integers(orng, 2) == 0 else STAY_SILENT
-    if d == D_WILD:
+    if d == WILD:
         me = r.current
         count = 0
-        for s in range(r.size[me]):
-            if r.slot[me, s] == DOWN:
+        for s in range(r.sizes[me]):
+            if r.state[me, s] == DOWN:
                 count += 1
         k = integers(orng, count)
-        for s in range(r.size[me]):
-            if r.slot[me, s] == DOWN:
+        for s in range(r.sizes[me]):
+            if r.state[me, s] == DOWN:
                 if k == 0:
                     return s
                 k -= 1
     pick = integers(orng, 2)
-    if d == D_DRAW:
+    if d == DRAW:
         return DRAW_STOCK + pick
     return r.held - 1 if pick == 0 else DECLINE
 
@@ -717,12 +833,12 @@ def batch_advance(games, index, kinds, weights, orngs, learner, cfg, wild, deck,
     """Answer calls and play the built-in bots in the games ``index`` until the learner
     (``learner[g]``) decides, a policy seat must act (``kinds == BOT_POLICY``: the caller runs
     the network) or the game ends (``TrashSoloEnv._advance``)."""
-    n = cfg[CFG_N]
+    n = cfg[CFG_NUM_PLAYERS]
     for i in range(index.shape[0]):
         g = index[i]
         r = games[g]
         while not r.done:
-            if r.decision == D_CALL:
+            if r.decision == CALL:
                 step(r, CALL_TRASH, cfg, wild, deck, totals)
                 continue
             p = r.current

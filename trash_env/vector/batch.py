@@ -16,18 +16,40 @@ same deals, first player and reshuffles. ``seeds`` may also be given explicitly.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
-from trash_env.engine import Game
+from trash_env.engine import NUM_ACTIONS, NUM_ENGINE_ACTIONS, Game, InvariantError
 from trash_env.observation import observation_size
 from trash_env.rules import MAX_PLAYERS, Rules
 from trash_env.vector import _kernels as K
 from trash_env.vector._pcg import RNG_WORDS, state_of
 
-NUM_ACTIONS = 13
+if K.cfg_signature() != K.CFG_SIGNATURE:
+    raise ImportError(
+        "trash_env.vector: numba's cached kernels were compiled for other Rules options; delete "
+        f"the cache files {Path(K.__file__).parent / '__pycache__' / '_kernels.*.nb*'} and retry"
+    )
+
+# What each ``_kernels.violation`` code means (code k is VIOLATIONS[k - 1]).
+VIOLATIONS = (
+    "a card in an absent slot",
+    "a value that is not a card",
+    "a natural card in another rank's slot",
+    "a face-up wild that is not wild",
+    "layout size differs from the player's size",
+    "a gap in a layout",
+    "face-down count differs from the slots",
+    "cards not conserved",
+    "hidden counts differ from the stock and face-down cards",
+    "a running game with no decision",
+    "a running game with no legal action",
+    "pile counts out of range",
+)
 
 
 # Few record layouts for all rules: numba compiles its kernels once per record type (then
@@ -43,21 +65,22 @@ def card_capacity(cards: int) -> int:
 
 
 def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) -> np.dtype:
-    """The record of one game (field meanings: the reference ``Game``'s attributes)."""
+    """The record of one game: fields named as the reference ``Game``'s attributes hold the
+    same values (``nstock``/``ndiscard`` count the piles, whose tops are at the end)."""
     n = num_players
     return np.dtype(
         [
             ("layout", np.int8, (n, NUM_SLOTS)),  # card per slot, -1 where absent
-            ("slot", np.int8, (n, NUM_SLOTS)),  # DOWN, NATURAL, WILD_UP, ABSENT
-            ("size", np.int8, (n,)),
-            ("won", np.int16, (n,)),  # rounds won
-            ("down", np.int8, (n,)),  # face-down slots left
-            ("claim", np.uint8, (n,)),  # pending claim after a missed call
+            ("state", np.int8, (n, NUM_SLOTS)),  # DOWN, NATURAL, WILD_UP, ABSENT
+            ("sizes", np.int8, (n,)),
+            ("rounds_won", np.int16, (n,)),
+            ("face_down", np.int8, (n,)),  # face-down slots left
+            ("pending_claim", np.uint8, (n,)),  # claims the round next turn (a missed call)
             ("completed", np.uint8, (n,)),
             ("shrunk", np.uint8, (n,)),  # who shrank at the last finished deal
-            ("winner", np.uint8, (n,)),
-            ("placing", np.int8, (n,)),
-            ("fdl", np.int8, (n,)),  # face-down slots left at the last deal's end
+            ("winners", np.uint8, (n,)),  # 1 per winner (Game.winners lists them)
+            ("placings", np.int8, (n,)),
+            ("face_down_left", np.int8, (n,)),  # face-down slots left at the last deal's end
             ("deal_reward", np.float64, (n,)),  # deal shares summed since last read
             ("hidden", np.int16, (NUM_RANKS,)),
             ("stock", np.int8, (cards,)),  # top at stock[nstock - 1]
@@ -70,11 +93,11 @@ def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) 
             ("phase", np.int8),
             ("free_left", np.int8),
             ("called", np.bool_),
-            ("pend_slot", np.int8),
-            ("pend_wild", np.bool_),
+            ("pending_slot", np.int8),
+            ("pending_wild", np.bool_),
             ("round_winner", np.int8),
             ("round_starter", np.int8),
-            ("deals", np.int32),  # deals finished
+            ("deal_number", np.int32),  # deals finished
             ("turns", np.int32),
             ("done", np.bool_),
             ("truncated", np.bool_),
@@ -84,6 +107,24 @@ def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) 
     )
 
 
+def engine_actions(actions: object, batch_size: int) -> np.ndarray:
+    """``actions`` as int64 ``(batch_size,)``, or ``ValueError`` naming the shape or range
+    expected: floats are not truncated, bools are not actions and huge integers are refused
+    before any cast can overflow."""
+    top = NUM_ENGINE_ACTIONS - 1
+    raw = np.asarray(actions)
+    if raw.dtype.kind not in "iu":
+        raise ValueError(
+            f"actions must be integers from 0 to {top}, got {reprlib.repr(actions)} ({raw.dtype})"
+        )
+    if raw.shape != (batch_size,):
+        raise ValueError(f"actions must have shape ({batch_size},), got {raw.shape}")
+    if raw.size and not (raw.min() >= 0 and raw.max() <= top):
+        bad = raw[(raw < 0) | (raw > top)][:5].tolist()
+        raise ValueError(f"actions must be integers from 0 to {top}, got {bad}")
+    return raw.astype(np.int64)
+
+
 class RulesArrays:
     """The rules as the arrays the kernels read (every ``Rules`` option is supported)."""
 
@@ -91,19 +132,8 @@ class RulesArrays:
         self.rules = rules
         self.n = rules.num_players
         self.cards = rules.total_cards
-        self.cfg = np.zeros(K.CFG_LEN, np.int64)
-        self.cfg[K.CFG_N] = rules.num_players
-        self.cfg[K.CFG_RESHUFFLE_ALL] = rules.reshuffle == "all"
-        self.cfg[K.CFG_LOSERS_REVEAL] = rules.losers_reveal
-        self.cfg[K.CFG_FREE_DRAWS] = rules.free_draws
-        self.cfg[K.CFG_CALL_TRASH] = rules.call_trash
-        self.cfg[K.CFG_EPISODE_ROUND] = rules.episode == "round"
-        self.cfg[K.CFG_MAX_DEALS] = rules.max_deals or 0
-        self.cfg[K.CFG_ROTATE] = rules.first_player == "rotate"
-        self.cfg[K.CFG_TARGET] = rules.target_size
-        self.cfg[K.CFG_MAX_TURNS] = rules.max_turns
-        self.cfg[K.CFG_START_SIZE] = rules.start_size
-        self.cfg[K.CFG_CARDS] = self.cards
+        # Every option, derived from the Rules fields (see _kernels' CFG_* indices).
+        self.cfg = np.array((*rules.codes(), self.cards), np.int64)
         self.wild = np.array(rules.wild_table(), np.bool_)
         self.totals = np.array(rank_totals(rules.decks, rules.jokers), np.int64)
         self.deck = np.array(build_deck(rules.decks, rules.jokers), np.int8)
@@ -202,9 +232,7 @@ class VectorGame:
         compiled pass, from the next game seed (slots in ascending order, as ``reset`` would);
         :attr:`finished` then tells which ended and :attr:`final_returns` their
         ``Game.returns()``."""
-        acts = np.asarray(actions, np.int64)
-        if acts.shape != (self.batch_size,):
-            raise ValueError(f"actions must have shape ({self.batch_size},), got {acts.shape}")
+        acts = engine_actions(actions, self.batch_size)
         a = self.arrays
         if autoreset:
             self._refill(self.batch_size)
@@ -217,6 +245,27 @@ class VectorGame:
         else:
             K.batch_step(self.games, acts, self._legal, a.cfg, a.wild, a.deck, a.totals)
         return self._legal.copy()
+
+    def violations(self) -> np.ndarray:
+        """int64 ``(B,)``: per game 0, or the code of the first invariant of
+        ``Game.check_invariants`` its state breaks (``VIOLATIONS[code - 1]`` says which)."""
+        out = np.zeros(self.batch_size, np.int64)
+        a = self.arrays
+        K.batch_violations(self.games, out, a.cfg, a.wild, a.totals)
+        return out
+
+    def check_invariants(self) -> None:
+        """Raise :class:`trash_env.engine.InvariantError` naming the first game whose state
+        breaks an invariant of ``Game.check_invariants`` and which one (a raise, not
+        ``assert``: ``python -O`` checks too)."""
+        codes = self.violations()
+        broken = np.flatnonzero(codes)
+        if broken.size:
+            g = int(broken[0])
+            raise InvariantError(
+                f"game {g} of {self.batch_size} (seed {int(self.seeds[g])}): "
+                f"{VIOLATIONS[codes[g] - 1]} ({broken.size} game(s) broken)"
+            )
 
     @property
     def finished(self) -> np.ndarray:
@@ -267,7 +316,7 @@ class VectorGame:
         """float64 ``(B, players)``: ``Game.returns()`` of every game (zero while running or
         when truncated)."""
         n = self.num_players
-        win = self.games["winner"][:, :n].astype(bool)
+        win = self.games["winners"][:, :n].astype(bool)
         k = win.sum(axis=1, keepdims=True)
         over = self.done & ~self.games["truncated"] & (k[:, 0] > 0)
         share = np.where(k > 0, n / np.maximum(k, 1), 0.0)

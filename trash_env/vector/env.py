@@ -48,6 +48,15 @@ MAX_REDEALS = 1000
 ILLEGAL_REWARD = -1.0
 
 
+def _count(num_envs: object) -> int:
+    """``num_envs`` as a Python int (numpy's integers too), or a ValueError naming it."""
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or (
+        num_envs < 1
+    ):
+        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+    return int(num_envs)
+
+
 class _Policy:
     """A trained policy acting for a batch of observations at once."""
 
@@ -130,7 +139,7 @@ class SoloBatch:
         self.batch = VectorGame(self.rules, num_envs, seed=int(self.rng.integers(2**63)))
         self.set_opponents(opponents)
         self.seats = np.zeros(num_envs, np.int64)
-        self.kinds = np.zeros((num_envs, self.batch.games["size"].shape[1]), np.int64)
+        self.kinds = np.zeros((num_envs, self.batch.games["sizes"].shape[1]), np.int64)
         self.weights = np.zeros(self.kinds.shape, np.float64)
         self.policy_of = np.full(self.kinds.shape, -1, np.int64)
         self.orngs = np.zeros((num_envs, 6), np.uint64)
@@ -157,23 +166,25 @@ class SoloBatch:
         learner decision: phi of the current deal, or 0 before an episode's first step."""
         n = self.rules.num_players
         games = self.batch.games
-        phi = progress_potential(games["size"][:, :n], games["down"][:, :n], self.seats)
+        phi = progress_potential(games["sizes"][:, :n], games["face_down"][:, :n], self.seats)
         self.potential = np.where(self.episode_length == 0, 0.0, phi)
-        self.deals_seen = games["deals"].astype(np.int64)
+        self.deals_seen = games["deal_number"].astype(np.int64)
 
     def _progress(self, ended: np.ndarray) -> np.ndarray:
         """Every slot's progress (phi of agents/shaping.py) since its previous learner
         decision, as ``ProgressShaping`` computes it; ``ended``: the episode is over."""
         n = self.rules.num_players
         games = self.batch.games
-        sizes, seats = games["size"][:, :n], self.seats
-        deals = games["deals"].astype(np.int64)
+        sizes, seats = games["sizes"][:, :n], self.seats
+        deals = games["deal_number"].astype(np.int64)
         new_deal = deals != self.deals_seen
         # The last finished deal's end: its sizes before the shrink and its face-down left.
-        at_end = progress_potential(sizes + games["shrunk"][:, :n], games["fdl"][:, :n], seats)
+        at_end = progress_potential(
+            sizes + games["shrunk"][:, :n], games["face_down_left"][:, :n], seats
+        )
         gained = np.where(new_deal, at_end - self.potential, 0.0)
         before = np.where(new_deal, 0.0, self.potential)
-        now = np.where(ended, 0.0, progress_potential(sizes, games["down"][:, :n], seats))
+        now = np.where(ended, 0.0, progress_potential(sizes, games["face_down"][:, :n], seats))
         self.potential = now
         self.deals_seen = deals
         return gained + now - before
@@ -250,7 +261,7 @@ class SoloBatch:
             self.episode_start[index] = time.time()
             self.episode_shaping[index] = 0.0
             self.potential[index] = 0.0
-            self.deals_seen[index] = self.batch.games["deals"][index]
+            self.deals_seen[index] = self.batch.games["deal_number"][index]
             index = index[self.batch.done[index]]
         raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
 
@@ -316,9 +327,9 @@ class SoloBatch:
         if raw.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got dtype "
                              f"{raw.dtype}")
-        acts = raw.astype(np.int64).reshape(-1)
-        if acts.shape != (self.num_envs,):
+        if raw.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {raw.shape}")
+        acts = raw.astype(np.int64)
         if acts.size and not (0 <= acts.min() and acts.max() < NUM_ACTIONS):
             raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1} (the action "
                              f"space), got {acts[(acts < 0) | (acts >= NUM_ACTIONS)][:5].tolist()}")
@@ -367,7 +378,7 @@ class SoloBatch:
         infos = []
         for g in finished.tolist():
             seat = int(self.seats[g])
-            winners = games["winner"][g, :n].copy()
+            winners = games["winners"][g, :n].copy()
             infos.append({
                 "episode": {
                     "r": round(float(self.episode_return[g]), 6),
@@ -381,9 +392,9 @@ class SoloBatch:
                 "illegal_action": bool(illegal[g]),
                 "winners": winners,
                 "won": bool(winners[seat]),
-                "placing": int(games["placing"][g, seat]) if games["done"][g] and winners.any()
+                "placing": int(games["placings"][g, seat]) if games["done"][g] and winners.any()
                 else 0,
-                "rounds_won": int(games["won"][g, seat]),
+                "rounds_won": int(games["rounds_won"][g, seat]),
                 "truncated": bool(games["truncated"][g]),
             })
         return infos
@@ -429,8 +440,7 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
     ) -> None:
         if _VecEnv is object:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        num_envs = _count(num_envs)
         self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
         self.rules = self.core.rules
         self.render_mode = None
@@ -559,8 +569,7 @@ class TrashVectorEnv(gym_vector.VectorEnv):
         shaping: float = 0.0,
         **options: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        num_envs = _count(num_envs)
         self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
         self.rules = self.core.rules
         self.num_envs = num_envs
