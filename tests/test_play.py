@@ -19,8 +19,9 @@ from helpers import A, J, K, Q, game
 
 from agents import make_agent
 from agents.base import RandomAgent
+from agents.game_log import read_log
 from agents.human import HumanAgent, HumanQuit, describe, draw_table, parse_choice, seat_names
-from agents.play import Table, main, read_log
+from agents.play import Table, main
 from trash_env.engine import (
     ABSENT,
     CALL_TRASH,
@@ -402,7 +403,7 @@ def test_replay_prints_the_logged_events_deal_by_deal(tmp_path):
 
 
 def test_replay_pauses_between_deals_when_asked(tmp_path):
-    from agents.play import replay
+    from agents.replay import replay
 
     log_path = tmp_path / "game.json"
     play_scripted(["--seed", "7", "--log", str(log_path), *SHORT])
@@ -550,7 +551,7 @@ def test_human_agent_seated_in_the_pettingzoo_env_as_the_docs_show():
 def test_deal_pictures_rebuilt_from_events_match_the_engine(options):
     import numpy as np
 
-    from agents.play import DealTracker
+    from agents.replay import DealTracker
 
     rng = np.random.default_rng(0)
     for seed in range(3):
