@@ -14,7 +14,9 @@ or an unreadable log.
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -233,8 +235,24 @@ def main(
     return code
 
 
+def _answer_ctrl_c() -> None:
+    """Let Ctrl-C end the game whenever the game owns its terminal, even when it was started
+    with SIGINT ignored: a non-interactive shell's background jobs (``cmd &`` in a script) and
+    some runners pass that on, and a person at the table must still be able to stop it."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return
+    try:
+        fd = sys.stdin.fileno()
+        if not os.isatty(fd) or os.tcgetpgrp(fd) != os.getpgrp():
+            return  # not our terminal: whoever ignored Ctrl-C meant it
+    except (OSError, ValueError, AttributeError):
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def console() -> int:
     """``python -m agents.play`` and ``trash-play``: :func:`main` on the real terminal."""
+    _answer_ctrl_c()
     try:
         return main()
     except BrokenPipeError:  # e.g. piped into head: stop quietly
