@@ -4,7 +4,8 @@ The person sits at one seat (``--seat``, counted from 1), bots at the others; ev
 option is a flag (``--wilds kings``, ``--episode round``, ``--call-trash``, ...). The engine is
 driven directly, so the "Trash!" call (``--call-trash``) is asked of the person, while bots
 always call. Every game, finished or left, is written as a JSON log (rules, seed, seats, every
-action and event); ``--replay FILE`` prints a log's events again, deal by deal.
+action and event; :mod:`agents.game_log`); ``--replay FILE`` prints a log's events again, deal
+by deal (:mod:`agents.replay`).
 
 Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options
 or an unreadable log.
@@ -13,38 +14,28 @@ or an unreadable log.
 from __future__ import annotations
 
 import argparse
-import json
-import re
+import os
 import secrets
+import signal
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
 from agents.base import Agent, make_agent, parse_spec
-from agents.human import CELL, HumanAgent, HumanQuit, cell, seat_names
-from trash_env.cards import NUM_RANKS, NUM_SLOTS, card_short
+from agents.game_log import DEFAULT_LOG_DIR, build_log, read_log, write_log
+from agents.human import HumanAgent, HumanQuit, seat_names
+from agents.replay import DealTracker, narrate, replay
 from trash_env.cli import add_rules_arguments, rules_options, whole_number
-from trash_env.engine import (
-    ABSENT,
-    DOWN,
-    EVENT_KINDS,
-    NATURAL,
-    NUM_ENGINE_ACTIONS,
-    WILD_UP,
-    Event,
-    Game,
-)
+from trash_env.engine import Game
 from trash_env.match import Match
 from trash_env.rules import Rules
-from trash_env.text import ROW, describe, printable, result_text
+from trash_env.text import printable, result_text
 
-LOG_FORMAT = "trash_env.play/1"
-DEFAULT_LOG_DIR = Path.home() / ".trash_env" / "games"
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPT = 0, 2, 130
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -106,67 +97,6 @@ def seat_specs(opponents: Sequence[str], num_players: int | None, seat: int) -> 
 def _seeds(seed: int, n: int) -> list[int]:
     """One independent seed per seat, derived from the game's seed."""
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
-
-
-class DealTracker:
-    """The layouts of the current deal, rebuilt from the events alone (public information), to
-    picture a deal at its end: the engine has already dealt the next one by then."""
-
-    def __init__(self, rules: Rules) -> None:
-        n = rules.num_players
-        self.sizes = [rules.start_size] * n
-        self.rounds_won = [0] * n
-        self.states = [[ABSENT] * NUM_SLOTS for _ in range(n)]
-        self.cards = [[-1] * NUM_SLOTS for _ in range(n)]
-        self.revealed: list[set[int]] = [set() for _ in range(n)]
-        self.deals = 0  # deals started
-
-    def feed(self, event: Event) -> None:
-        kind, p, card, slot = event
-        if kind == "deal":
-            self.deals += 1
-            for q, size in enumerate(self.sizes):
-                self.states[q] = [DOWN] * size + [ABSENT] * (NUM_SLOTS - size)
-                self.cards[q] = [-1] * NUM_SLOTS
-                self.revealed[q] = set()
-        elif kind in ("place", "swap"):
-            self.states[p][slot], self.cards[p][slot] = NATURAL, card
-        elif kind == "wild":
-            self.states[p][slot], self.cards[p][slot] = WILD_UP, card
-        elif kind == "reveal":
-            self.cards[p][slot] = card
-            self.revealed[p].add(slot)
-        elif kind == "shrink":
-            self.sizes[p] = slot
-            self.rounds_won[p] += 1
-
-    def picture(self, names: Sequence[str], title: str | None = None) -> list[str]:
-        """Every layout as it lay at the end of the deal (cards turned up shown as [5])."""
-        lines = [title or f"The table at the end of deal {self.deals}:"]
-        for p, name in enumerate(names):
-            won = self.rounds_won[p]
-            lines.append(f"{name}: {won} round{'' if won == 1 else 's'} won, next layout of "
-                         f"{self.sizes[p]}")
-            for start in (0, ROW):
-                cells = []
-                for s in range(start, start + ROW):
-                    if s in self.revealed[p]:
-                        cells.append(f"[{card_short(self.cards[p][s])}]".center(CELL))
-                    else:
-                        cells.append(cell(self.states[p][s], self.cards[p][s]))
-                lines.append("   " + "".join(cells))
-        return lines
-
-
-def narrate(events: Sequence[Event], tracker: DealTracker, names: Sequence[str]) -> list[str]:
-    """Event lines, with the picture of each finished deal before the next deal starts."""
-    lines = []
-    for event in events:
-        if event.kind == "deal" and tracker.deals > 0:
-            lines += tracker.picture(names)
-        tracker.feed(event)
-        lines.append(describe(event, names))
-    return lines
 
 
 class Table:
@@ -232,268 +162,9 @@ class Table:
                         game.rules.episode))
 
     def log(self) -> dict:
-        game = self.game
-        return {
-            "format": LOG_FORMAT,
-            "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "rules": game.rules.to_dict(),
-            "seed": self.seed,
-            "seat": self.seat,
-            "agents": self.specs,
-            "names": self.names,
-            "finished": game.done,
-            "truncated": game.truncated,
-            "winners": list(game.winners),
-            "placings": list(game.placings) if game.placings is not None else None,
-            "rounds_won": game.rounds_won,
-            "actions": self.actions,
-            "events": [list(e) for e in game.events],
-        }
-
-
-def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
-    """Write the log as JSON; a failure is reported, never raised."""
-    if path is None:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        path = DEFAULT_LOG_DIR / f"{stamp}-seed{log['seed']}.json"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(log) + "\n", encoding="utf-8")
-    except OSError as error:
-        shown = printable(str(path))
-        out.write(f"Could not write the game log to {shown}: {error.strerror or error}\n")
-        return None
-    shown = printable(str(path))
-    out.write(f"Game log written to {shown} (replay: python -m agents.play --replay {shown})\n")
-    return path
-
-
-MAX_LOG_BYTES = 64 * 2**20  # far above the longest game's log (docs/play.md)
-MAX_DEPTH = 3  # the log's deepest value: {"events": [[kind, player, card, slot], ...]}
-MAX_ITEMS = 2_000_000  # events or actions
-MAX_NAME = 200  # characters of a name or an agent spec
-MAX_COUNT = 10**9  # rounds won, seeds' and counts' sanity bound
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_BRACKETS = re.compile(r"[\[\]{}]")
-# Per event kind: the player field (True: a seat, False: -1), the card field's range and the
-# slot field's range (None: must be -1). "n", "cards" and "slots" are filled in per game.
-_CARD, _NUMBER = range(0, NUM_RANKS), range(1, NUM_SLOTS + 1)
-_SLOT = range(NUM_SLOTS)
-
-
-def _event_fields(rules: Rules) -> dict[str, tuple[bool, range | None, range | None]]:
-    n = rules.num_players
-    seat = (True, None, None)
-    return {
-        "deal": (True, None, range(MAX_COUNT)),  # slot: the deal number, checked in order
-        "draw_stock": (True, _CARD, None),
-        "take_discard": (True, _CARD, None),
-        "place": (True, _NUMBER, _SLOT),  # slot: the card's own, checked below
-        "wild": (True, _CARD, _SLOT),
-        "swap": (True, _NUMBER, _SLOT),
-        "pickup": (True, _CARD, _SLOT),
-        "decline": (True, _CARD, None),
-        "discard": (True, _CARD, None),
-        "reshuffle": (False, range(1, rules.total_cards + 1), None),
-        "call": seat,
-        "penalty": (True, _CARD, None),
-        "claim": seat,
-        "round_won": seat,
-        "free_draws": seat,
-        "reveal": (True, _CARD, _SLOT),
-        "shrink": (True, None, range(rules.start_size)),
-        "game_over": (False, range(n + 1), None),
-        "truncated": (False, None, None),
-    }
-
-
-def _nesting_depth(text: str) -> int:
-    depth = deepest = 0
-    for bracket in _BRACKETS.findall(_JSON_STRING.sub('""', text)):
-        depth += 1 if bracket in "[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number a game log holds")
-
-
-class _Checker:
-    """Type and range checks of a parsed log, each failure a ValueError naming the field."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def fail(self, field: str, problem: str) -> ValueError:
-        return ValueError(f"{printable(str(self.path))} is not a valid game log: {field} {problem}")
-
-    def integer(self, field: str, value: object, allowed: range) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
-            raise self.fail(field, f"must be an integer from {allowed.start} to "
-                                   f"{allowed.stop - 1}, got {_short(value)}")
-        return value
-
-    def flag(self, field: str, value: object) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(field, f"must be true or false, got {_short(value)}")
-        return value
-
-    def text(self, field: str, value: object, limit: int = MAX_NAME) -> str:
-        if not isinstance(value, str) or not 0 < len(value) <= limit:
-            raise self.fail(field, f"must be a text of 1 to {limit} characters, got "
-                                   f"{_short(value)}")
-        return value
-
-    def array(self, field: str, value: object, length: int | None = None,
-              limit: int = MAX_ITEMS) -> list:
-        if not isinstance(value, list):
-            raise self.fail(field, f"must be a list, got {_short(value)}")
-        if length is not None and len(value) != length:
-            raise self.fail(field, f"must hold {length} entries, got {len(value)}")
-        if len(value) > limit:
-            raise self.fail(field, f"must hold at most {limit} entries, got {len(value)}")
-        return value
-
-
-def _short(value: object) -> str:
-    """A value for an error message: its repr (escaped), cut to a readable length."""
-    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    return printable(text if len(text) <= 40 else text[:37] + "...")
-
-
-def validate_log(log: object, path: Path) -> dict:
-    """Check every field of a parsed game log for type and range (a file from anywhere is
-    hostile); return it, or raise ValueError naming the first bad field."""
-    check = _Checker(path)
-    if not isinstance(log, dict) or log.get("format") != LOG_FORMAT:
-        raise ValueError(
-            f"{printable(str(path))} is not a game log written by trash_env.play ({LOG_FORMAT})"
-        )
-    expected = {"format", "written", "rules", "seed", "seat", "agents", "names", "finished",
-                "truncated", "winners", "placings", "rounds_won", "actions", "events"}
-    missing, unknown = sorted(expected - set(log)), sorted(set(log) - expected)
-    if missing:
-        raise check.fail("fields", f"missing: {', '.join(missing)}")
-    if unknown:
-        raise check.fail("fields", f"unknown: {printable(', '.join(unknown)[:200])}")
-    check.text("written", log["written"], 64)
-    if not isinstance(log["rules"], dict):
-        raise check.fail("rules", f"must be an object of rules options, got {_short(log['rules'])}")
-    try:
-        rules = Rules.from_options(**log["rules"])
-    except (ValueError, TypeError) as error:
-        raise check.fail("rules", f"are not valid: {printable(str(error))}") from None
-    n = rules.num_players
-    seats = range(n)
-    if log["seed"] is not None:
-        check.integer("seed", log["seed"], range(2**64))
-    check.integer("seat", log["seat"], seats)
-    for field in ("agents", "names"):
-        for i, name in enumerate(check.array(field, log[field], n)):
-            check.text(f"{field}[{i}]", name)
-    finished, truncated = check.flag("finished", log["finished"]), check.flag(
-        "truncated", log["truncated"])
-    if truncated and not finished:
-        raise check.fail("truncated", "is true for a game that did not finish")
-    winners = check.array("winners", log["winners"], limit=n)
-    for i, p in enumerate(winners):
-        check.integer(f"winners[{i}]", p, seats)
-    if len(set(winners)) != len(winners):
-        raise check.fail("winners", "name a seat twice")
-    if log["placings"] is not None:
-        for i, place in enumerate(check.array("placings", log["placings"], n)):
-            check.integer(f"placings[{i}]", place, range(1, n + 1))
-    for i, won in enumerate(check.array("rounds_won", log["rounds_won"], n)):
-        check.integer(f"rounds_won[{i}]", won, range(MAX_COUNT))
-    for i, pair in enumerate(check.array("actions", log["actions"])):
-        check.array(f"actions[{i}]", pair, 2)
-        check.integer(f"actions[{i}][0] (player)", pair[0], seats)
-        check.integer(f"actions[{i}][1] (action)", pair[1], range(NUM_ENGINE_ACTIONS))
-    fields = _event_fields(rules)
-    deals = 0
-    for i, raw in enumerate(check.array("events", log["events"])):
-        check.array(f"events[{i}]", raw, 4)
-        kind, player, card, slot = raw
-        if kind not in fields:
-            raise check.fail(f"events[{i}][0] (kind)",
-                             f"must be one of {', '.join(EVENT_KINDS)}, got {_short(kind)}")
-        seat_field, cards, slots = fields[kind]
-        check.integer(f"events[{i}][1] (player of {kind})", player,
-                      seats if seat_field else range(-1, 0))
-        check.integer(f"events[{i}][2] (card of {kind})", card, cards or range(-1, 0))
-        check.integer(f"events[{i}][3] (slot of {kind})", slot, slots or range(-1, 0))
-        if kind in ("place", "swap") and slot != card - 1:
-            raise check.fail(f"events[{i}]", f"lays card {card} in slot {slot + 1}, not its own")
-        if kind == "deal":
-            if slot != deals:
-                raise check.fail(f"events[{i}][3] (deal number)", f"must be {deals}, got {slot}")
-            deals += 1
-    if log["events"] and log["events"][0][0] != "deal":
-        raise check.fail("events[0]", "must be the first deal")
-    return log
-
-
-def read_log(path: Path) -> dict:
-    """Load and check a game log (at most MAX_LOG_BYTES, nested at most MAX_DEPTH deep, every
-    value type- and range-checked); ValueError with a readable message if it is not one."""
-    shown = printable(str(path))
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_LOG_BYTES + 1)
-    except OSError as error:
-        raise ValueError(f"cannot read {shown}: {error.strerror or error}") from None
-    if len(data) > MAX_LOG_BYTES:
-        raise ValueError(f"{shown} is not a game log: larger than {MAX_LOG_BYTES // 2**20} MiB")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{shown} is not a game log (not UTF-8 text: {error.reason})") from None
-    if _nesting_depth(text) > MAX_DEPTH:
-        raise ValueError(f"{shown} is not a game log: nested more than {MAX_DEPTH} levels deep")
-    try:
-        log = json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
-        raise ValueError(f"{shown} is not a game log (not JSON: {printable(str(error))})") from None
-    return validate_log(log, path)
-
-
-def replay(log: dict, out: TextIO, pause: bool = False, stdin: TextIO | None = None) -> None:
-    """Print a logged game's events deal by deal; ``pause`` waits for Enter between deals."""
-    names = [printable(name) for name in log["names"]]  # never raw to the terminal
-    rules = Rules.from_options(**log["rules"])
-    changed = [f"{k}={v}" for k, v in rules.to_dict().items() if getattr(Rules(), k) != v]
-    out.write(f"Game of {printable(log['written'])}, seed {log['seed']}: "
-              + ", ".join(names) + "\n")
-    out.write("Rules: " + (", ".join(changed) if changed else "standard") + "\n")
-    deals: list[list[Event]] = []
-    for raw in log["events"]:
-        event = Event(*raw)
-        if event.kind == "deal" or not deals:
-            deals.append([])
-        deals[-1].append(event)
-    tracker = DealTracker(rules)
-    for number, events in enumerate(deals, 1):
-        if pause and number > 1:
-            out.write("Press Enter for the next deal (q to stop): ")
-            out.flush()
-            line = (stdin or sys.stdin).readline()
-            if not line or line.strip().lower() in ("q", "quit"):
-                out.write("\n")
-                return
-        out.write(f"\n=== Deal {number} ===\n")
-        for event in events:
-            tracker.feed(event)
-            out.write("  " + describe(event, names) + "\n")
-        last = number == len(deals) and not log["finished"]
-        title = "The table when the game was left:" if last else None
-        out.write("\n".join(tracker.picture(names, title)) + "\n")
-    out.write("\n")
-    if not log["finished"]:
-        out.write("The game was left before its end.\n")
-    else:
-        out.write(result_text(log["truncated"], log["winners"], log["placings"],
-                              log["rounds_won"], names, rules.episode) + "\n")
+        """The game log as it stands (:func:`agents.game_log.build_log`)."""
+        return build_log(self.game, seed=self.seed, seat=self.seat, specs=self.specs,
+                         names=self.names, actions=self.actions)
 
 
 def _usage_error(parser: argparse.ArgumentParser, error: Exception) -> int:
@@ -564,9 +235,30 @@ def main(
     return code
 
 
-if __name__ == "__main__":
+def _answer_ctrl_c() -> None:
+    """Let Ctrl-C end the game whenever the game owns its terminal, even when it was started
+    with SIGINT ignored: a non-interactive shell's background jobs (``cmd &`` in a script) and
+    some runners pass that on, and a person at the table must still be able to stop it."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return
     try:
-        sys.exit(main())
+        fd = sys.stdin.fileno()
+        if not os.isatty(fd) or os.tcgetpgrp(fd) != os.getpgrp():
+            return  # not our terminal: whoever ignored Ctrl-C meant it
+    except (OSError, ValueError, AttributeError):
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def console() -> int:
+    """``python -m agents.play`` and ``trash-play``: :func:`main` on the real terminal."""
+    _answer_ctrl_c()
+    try:
+        return main()
     except BrokenPipeError:  # e.g. piped into head: stop quietly
         sys.stdout = None
-        sys.exit(EXIT_OK)
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(console())

@@ -2,10 +2,10 @@
 pool, played as Ray tasks, so a tournament can use every core of a Ray cluster.
 
 Why Ray and nothing home-made: scheduling, shipping code and data to other machines, and
-failure handling are Ray's job. This module only maps the evaluation's own task function
-(``_play_deals`` over a chunk of deal numbers) onto ``ray.remote`` and hands the results back
-in chunk order, so the report (every figure is computed in the driver, in deal order) is the
-same as the local backend's for the same seed.
+failure handling are Ray's job. This module only maps the evaluation's own task
+function (:func:`agents.tournament.play_deals` over a range of deal numbers) onto
+``ray.remote`` and hands the results back in range order, so the report (every figure is
+computed in the driver, in deal order) is the same as the local backend's for the same seed.
 
 Where it runs: if Ray is already initialised in the process, there; else ``ray.init(address)``
 with ``address`` from the argument or the ``RAY_ADDRESS`` environment variable (a running
@@ -23,34 +23,27 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from agents import tournament
+from agents.tournament import GameResult, Plan
 from trash_env.integrations import require
-from trash_env.rules import Rules
 
 _REMOTE: dict[str, Any] = {}
 
 
-def _play_chunk(
-    rules: Rules, plan: list[list[tuple[str, ...]]], seed: int, deals: Sequence[int]
-) -> list[tournament.GameResult]:
-    """One Ray task: the evaluation's worker set-up (once per worker process and tournament,
-    so agents and models are built once) and its task function."""
-    state = tournament._WORKER
-    if not (state and state["rules"] == rules and state["plan"] == plan
-            and state["seed"] == seed):
-        tournament._init_worker(rules, plan, seed, True)
-    return tournament._play_deals(deals)
+def _play_range(plan: Plan, first: int, stop: int) -> list[GameResult]:
+    """One Ray task: the evaluation's worker set-up (once per worker process and plan, so
+    agents and models are built once) and its deals."""
+    tournament.start_worker(plan)
+    return tournament.play_deals(first, stop)
 
 
 def ray_stream(
-    rules: Rules,
-    plan: list[list[tuple[str, ...]]],
-    seed: int,
-    tasks: Sequence[Sequence[int]],
+    plan: Plan,
+    ranges: Sequence[tuple[int, int]],
     workers: int,
     address: str | None = None,
-) -> Iterator[list[tournament.GameResult]]:
-    """Play ``tasks`` (chunks of deal numbers) as Ray tasks; yield each chunk's results in
-    task order. ``workers`` is the CPU count of a local instance this call starts."""
+) -> Iterator[list[GameResult]]:
+    """Play ``ranges`` (``(first, stop)`` deal numbers) as Ray tasks; yield each range's
+    results in order. ``workers`` is the CPU count of a local instance this call starts."""
     ray = require("ray", "ray")
     started = False
     if not ray.is_initialized():
@@ -63,9 +56,9 @@ def ray_stream(
     try:
         remote = _REMOTE.get("play")
         if remote is None:
-            remote = _REMOTE["play"] = ray.remote(num_cpus=1, max_retries=2)(_play_chunk)
-        rules_ref, plan_ref = ray.put(rules), ray.put(plan)
-        refs = [remote.remote(rules_ref, plan_ref, seed, list(task)) for task in tasks]
+            remote = _REMOTE["play"] = ray.remote(num_cpus=1, max_retries=2)(_play_range)
+        plan_ref = ray.put(plan)
+        refs = [remote.remote(plan_ref, first, stop) for first, stop in ranges]
         try:
             for ref in refs:
                 yield ray.get(ref)

@@ -30,16 +30,16 @@ class Report:
     seatings: str
     lineups: list[tuple[str, ...]]
     deals: int
-    results: list[GameResult] = field(repr=False)
+    games: int = 0
     agents: dict[str, dict] = field(default_factory=dict)
     pairs: dict[str, dict] = field(default_factory=dict)
     seats: list[dict] = field(default_factory=list)
     first_seat: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
-
-    @property
-    def games(self) -> int:
-        return len(self.results)
+    # Per spec: (games, wins) of the games where it held exactly one seat (agents/sizes.py).
+    single_seat: dict[str, tuple[int, float]] = field(default_factory=dict, repr=False)
+    # Every game's result in deal order, kept only when asked (evaluate(keep_results=True)).
+    results: list[GameResult] | None = field(default=None, repr=False)
 
     def head_to_head(self, a: str, b: str) -> dict | None:
         return self.pairs.get(f"{a} vs {b}")

@@ -1,7 +1,7 @@
 """The statistics of a tournament: Wilson intervals, the per-agent, head-to-head, seat and
 first-seat figures, and TrueSkill ratings, computed from the games of
-:func:`agents.tournament.evaluate` in deal order (so a seed gives the same numbers whatever the
-number of workers).
+:func:`agents.evaluation.evaluate` one game at a time in deal order (so a seed gives the same
+numbers whatever the number of workers).
 
 Counting: a spec's ``games`` counts each seat it held (a line-up with 3 copies of a spec counts 3
 per game). A game with ``k`` winners gives each ``1/k`` of a win; a truncated game gives no win.
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agents.report import Report
+    from agents.tournament import GameResult
 
 Z95 = 1.959963984540054
 
@@ -40,116 +41,128 @@ def wilson_interval(wins: float, games: float, z: float = Z95) -> tuple[float, f
     return (low, high)
 
 
-def summarise(report: Report) -> None:
-    """Fill ``report``'s agents, pairs, seats, first_seat and summary from its results."""
-    n = report.rules.num_players
-    specs = report.specs
-    games = dict.fromkeys(specs, 0)
-    wins = dict.fromkeys(specs, 0.0)
-    returns = dict.fromkeys(specs, 0.0)
-    placing_sum = dict.fromkeys(specs, 0.0)
-    placed = dict.fromkeys(specs, 0)
-    pair_n: dict[tuple[str, str], int] = {}
-    pair_w: dict[tuple[str, str], float] = {}
-    seat_games = [0] * n
-    seat_wins = [0.0] * n
-    first_wins = 0.0
-    rounds = turns = truncated = 0
-    for res in report.results:
-        k = len(res.winners)
+class Tally:
+    """The running counts of a tournament: :meth:`add` takes each game's result in deal order
+    (memory does not grow with the number of games), :meth:`fill` writes the figures into a
+    :class:`agents.report.Report`."""
+
+    def __init__(self, specs: Sequence[str], num_players: int) -> None:
+        import trueskill
+
+        self.specs, self.n = list(specs), num_players
+        self.games = 0
+        self.seat_count = dict.fromkeys(self.specs, 0)
+        self.wins = dict.fromkeys(self.specs, 0.0)
+        self.returns = dict.fromkeys(self.specs, 0.0)
+        self.placing_sum = dict.fromkeys(self.specs, 0.0)
+        self.placed = dict.fromkeys(self.specs, 0)
+        self.single = {spec: [0, 0.0] for spec in self.specs}  # games and wins holding one seat
+        self.pair_n: dict[tuple[str, str], int] = {}
+        self.pair_w: dict[tuple[str, str], float] = {}
+        self.seat_games = [0] * num_players
+        self.seat_wins = [0.0] * num_players
+        self.first_wins = 0.0
+        self.rounds = self.turns = self.truncated = 0
+        self.env = trueskill.TrueSkill(draw_probability=0.05)
+        self.margin = trueskill.calc_draw_margin(self.env.draw_probability, 2, self.env)
+        self.ratings = {spec: self.env.create_rating() for spec in self.specs}
+
+    def add(self, res: GameResult) -> None:
+        """Count one game (the games must come in deal order: the ratings depend on it)."""
+        n = self.n
+        self.games += 1
         share = [0.0] * n
         for p in res.winners:
-            share[p] = 1.0 / k
+            share[p] = 1.0 / len(res.winners)
         for p, spec in enumerate(res.seats):
-            games[spec] += 1
-            wins[spec] += share[p]
-            returns[spec] += res.returns[p]
-            seat_games[p] += 1
-            seat_wins[p] += share[p]
+            self.seat_count[spec] += 1
+            self.wins[spec] += share[p]
+            self.returns[spec] += res.returns[p]
+            self.seat_games[p] += 1
+            self.seat_wins[p] += share[p]
             if res.placings is not None:
-                placing_sum[spec] += res.placings[p]
-                placed[spec] += 1
-        first_wins += share[res.first_player]
+                self.placing_sum[spec] += res.placings[p]
+                self.placed[spec] += 1
+            if res.seats.count(spec) == 1:
+                self.single[spec][0] += 1
+                self.single[spec][1] += share[p]
+        self.first_wins += share[res.first_player]
         for p, a in enumerate(res.seats):
             for q, b in enumerate(res.seats):
                 if a == b:
                     continue
-                pair_n[a, b] = pair_n.get((a, b), 0) + 1
+                self.pair_n[a, b] = self.pair_n.get((a, b), 0) + 1
                 if res.placings is None or res.placings[p] == res.placings[q]:
                     score = 0.5
                 else:
                     score = float(res.placings[p] < res.placings[q])
-                pair_w[a, b] = pair_w.get((a, b), 0.0) + score
-        rounds += res.rounds
-        turns += res.turns
-        truncated += res.truncated
-    ratings = _trueskill(report)
-    total = max(1, report.games)
-    for spec in specs:
-        g = games[spec]
-        report.agents[spec] = {
-            "games": g,
-            "wins": wins[spec],
-            "win_rate": wins[spec] / g if g else 0.0,
-            "ci95": list(wilson_interval(wins[spec], g)),
-            "mean_placing": placing_sum[spec] / placed[spec] if placed[spec] else None,
-            "mean_return": returns[spec] / g if g else 0.0,
-            "rating": ratings[spec],
-        }
-    for a in specs:
-        for b in specs:
-            if (a, b) in pair_n:
-                c, w = pair_n[a, b], pair_w[a, b]
-                report.pairs[f"{a} vs {b}"] = {
-                    "agent": a, "opponent": b, "comparisons": c, "wins": w, "rate": w / c,
-                    "ci95": list(wilson_interval(w, c)),
-                }
-    report.seats = [
-        {"seat": p, "games": seat_games[p], "wins": seat_wins[p],
-         "win_rate": seat_wins[p] / seat_games[p] if seat_games[p] else 0.0,
-         "ci95": list(wilson_interval(seat_wins[p], seat_games[p]))}
-        for p in range(n)
-    ]
-    first_rate = first_wins / total
-    report.first_seat = {
-        "games": report.games, "wins": first_wins, "win_rate": first_rate,
-        "ci95": list(wilson_interval(first_wins, report.games)),
-        "advantage": first_rate - 1.0 / n,
-    }
-    report.summary = {
-        "mean_rounds": rounds / total,
-        "mean_turns": turns / total,
-        "truncated": truncated,
-    }
+                self.pair_w[a, b] = self.pair_w.get((a, b), 0.0) + score
+        self.rounds += res.rounds
+        self.turns += res.turns
+        self.truncated += res.truncated
+        if res.placings is not None:
+            self._rate(res.seats, res.placings)
 
-
-def _trueskill(report: Report) -> dict[str, dict]:
-    import trueskill
-
-    env = trueskill.TrueSkill(draw_probability=0.05)
-    margin = trueskill.calc_draw_margin(env.draw_probability, 2, env)  # of a 1-vs-1 game
-    ratings = {spec: env.create_rating() for spec in report.specs}
-    for res in report.results:
-        if res.placings is None:
-            continue
-        if len(res.seats) == 2:
-            first, second = (ratings[spec] for spec in res.seats)
-            new = _rate_two(env, margin, first, second, res.placings)
+    def _rate(self, seats: Sequence[str], placings: Sequence[int]) -> None:
+        env, ratings = self.env, self.ratings
+        if len(seats) == 2:
+            new = rate_two(env, self.margin, ratings[seats[0]], ratings[seats[1]], placings)
         else:
-            groups = [(ratings[spec],) for spec in res.seats]
-            new = env.rate(groups, ranks=[p - 1 for p in res.placings])
-        for spec in set(res.seats):
-            mine = [new[p][0] for p, s in enumerate(res.seats) if s == spec]
+            new = env.rate([(ratings[spec],) for spec in seats], ranks=[p - 1 for p in placings])
+        for spec in set(seats):
+            mine = [new[p][0] for p, s in enumerate(seats) if s == spec]
             mu = sum(r.mu for r in mine) / len(mine)
             sigma = sum(r.sigma for r in mine) / len(mine)
             ratings[spec] = env.create_rating(mu=mu, sigma=sigma)
-    return {
-        spec: {"mu": r.mu, "sigma": r.sigma, "conservative": r.mu - 3 * r.sigma}
-        for spec, r in ratings.items()
-    }
+
+    def fill(self, report: Report) -> None:
+        """Write the figures so far into ``report``'s agents, pairs, seats, first_seat and
+        summary."""
+        n, specs = self.n, self.specs
+        total = max(1, self.games)
+        report.games = self.games
+        for spec in specs:
+            g, w = self.seat_count[spec], self.wins[spec]
+            r = self.ratings[spec]
+            report.agents[spec] = {
+                "games": g,
+                "wins": w,
+                "win_rate": w / g if g else 0.0,
+                "ci95": list(wilson_interval(w, g)),
+                "mean_placing": (self.placing_sum[spec] / self.placed[spec]
+                                 if self.placed[spec] else None),
+                "mean_return": self.returns[spec] / g if g else 0.0,
+                "rating": {"mu": r.mu, "sigma": r.sigma, "conservative": r.mu - 3 * r.sigma},
+            }
+            report.single_seat[spec] = (self.single[spec][0], self.single[spec][1])
+        for a in specs:
+            for b in specs:
+                if (a, b) in self.pair_n:
+                    c, w = self.pair_n[a, b], self.pair_w[a, b]
+                    report.pairs[f"{a} vs {b}"] = {
+                        "agent": a, "opponent": b, "comparisons": c, "wins": w, "rate": w / c,
+                        "ci95": list(wilson_interval(w, c)),
+                    }
+        report.seats = [
+            {"seat": p, "games": self.seat_games[p], "wins": self.seat_wins[p],
+             "win_rate": self.seat_wins[p] / self.seat_games[p] if self.seat_games[p] else 0.0,
+             "ci95": list(wilson_interval(self.seat_wins[p], self.seat_games[p]))}
+            for p in range(n)
+        ]
+        first_rate = self.first_wins / total
+        report.first_seat = {
+            "games": self.games, "wins": self.first_wins, "win_rate": first_rate,
+            "ci95": list(wilson_interval(self.first_wins, self.games)),
+            "advantage": first_rate - 1.0 / n,
+        }
+        report.summary = {
+            "mean_rounds": self.rounds / total,
+            "mean_turns": self.turns / total,
+            "truncated": self.truncated,
+        }
 
 
-def _rate_two(
+def rate_two(
     env: Any, draw_margin: float, first: Any, second: Any, placings: Sequence[int]
 ) -> list[tuple]:
     """``env.rate([(first,), (second,)], ranks)`` of a two-player game, in closed form.
@@ -176,5 +189,3 @@ def _rate_two(
         (rate(second.mu - sign * var2 / c * v, math.sqrt(var2 * (1 - var2 / c**2 * w))),),
     ]
 
-
-_summarise = summarise  # the name it had in agents.evaluation

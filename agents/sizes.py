@@ -172,13 +172,7 @@ def settings(rules: Rules, sizes: Sequence[int] | None = None,
 def agent_figures(report: Report, spec: str) -> dict[str, Any]:
     """``spec``'s games, wins, win rate and 95% interval in the games where it holds one seat
     (with two players: all of them); its par is ``1 / num_players``."""
-    games, wins = 0, 0.0
-    for res in report.results:
-        if res.seats.count(spec) != 1:
-            continue
-        games += 1
-        if res.seats.index(spec) in res.winners:
-            wins += 1.0 / len(res.winners)
+    games, wins = report.single_seat[spec]
     return {"games": games, "wins": wins, "win_rate": wins / games if games else 0.0,
             "ci95": list(wilson_interval(wins, games))}
 

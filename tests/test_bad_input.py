@@ -16,7 +16,7 @@ import pytest
 
 import trash_env
 from agents.base import make_agent
-from agents.play import MAX_LOG_BYTES
+from agents.game_log import MAX_LOG_BYTES
 from agents.play import main as play_main
 from trash_env.env import InvalidActionError
 from trash_env.rules import Rules
@@ -216,13 +216,13 @@ def test_bad_play_flags_exit_2_naming_the_flag(argv, message, capsys):
 
 
 def _evaluate(argv: list[str], monkeypatch) -> int:
+    import agents.evaluate_cli as evaluate
     import agents.tournament
-    import evaluate
 
     def no_games(*args, **kwargs):
         raise AssertionError("a game was played before the flags were checked")
 
-    monkeypatch.setattr(agents.tournament, "_play_deals", no_games)
+    monkeypatch.setattr(agents.tournament, "play_deals", no_games)
     try:
         return evaluate.main([*argv, "--no-progress", "--quiet"])
     except SystemExit as stop:  # argparse's own errors

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evaluate as evaluate_cli
+import agents.evaluate_cli as evaluate_cli
 import train
 from agents.base import make_agent
 from agents.model_file import MAX_HEADER_BYTES, METADATA_KEY, network_tensors, write_policy
@@ -447,7 +447,7 @@ def test_evaluate_flags_fail_before_playing_naming_the_flag(tmp_path, capsys, mo
     def no_games(*args, **kwargs):
         raise AssertionError("a game was played before the flags were checked")
 
-    monkeypatch.setattr(agents.tournament, "_play_deals", no_games)
+    monkeypatch.setattr(agents.tournament, "play_deals", no_games)
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     assert evaluate_cli.main(argv + ["--no-progress"]) == 2
     err = capsys.readouterr().err

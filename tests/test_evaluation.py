@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evaluate as cli
+from agents import evaluate_cli as cli
 from agents.base import Agent
 from agents.evaluation import (
     deal_seed,
@@ -214,7 +214,7 @@ def test_cli_errors_exit_2_with_the_reason(argv, message, capsys):
 
 def test_permutation_seatings_play_every_seat_order():
     report = evaluate(["greedy", "counting", "random"], Rules(num_players=3, episode="round"),
-                      deals=2, seatings="permutations")
+                      deals=2, seatings="permutations", keep_results=True)
     assert report.games == 12 and report.to_json()["games_per_deal"] == 6
     orders = {res.seats for res in report.results if res.deal == 0}
     assert len(orders) == 6
@@ -260,7 +260,7 @@ def test_two_player_trueskill_update_is_the_librarys():
     """The closed form used for 1-vs-1 games gives trueskill's own rate() numbers."""
     import trueskill
 
-    from agents.evaluation import _rate_two
+    from agents.scoring import rate_two
 
     env = trueskill.TrueSkill(draw_probability=0.05)
     margin = trueskill.calc_draw_margin(env.draw_probability, 2, env)
@@ -271,7 +271,7 @@ def test_two_player_trueskill_update_is_the_librarys():
         b = env.create_rating(rng.uniform(0, 50), rng.uniform(0.5, 9))
         placings = [(1, 2), (2, 1), (1, 1)][i % 3]
         expected = env.rate([(a,), (b,)], ranks=[p - 1 for p in placings])
-        got = _rate_two(env, margin, a, b, placings)
+        got = rate_two(env, margin, a, b, placings)
         for (want,), (have,) in zip(expected, got, strict=True):
             assert have.mu == pytest.approx(want.mu, abs=1e-9)
             assert have.sigma == pytest.approx(want.sigma, abs=1e-9)

@@ -23,19 +23,19 @@ def local_ray():
 
 def test_report_identical_to_local_backend(local_ray):
     rules = Rules(num_players=3)
-    kwargs = dict(games=60, seed=5, chunk=2)
+    kwargs = dict(games=60, seed=5, chunk=2, keep_results=True)
     local = evaluate(["greedy", "random", "counting"], rules, workers=1, **kwargs)
     remote = evaluate(["greedy", "random", "counting"], rules, workers=2, backend="ray", **kwargs)
     assert len(remote.results) == local.games > 0
     assert remote.results == local.results  # every game, in deal order
     assert remote.to_json() == local.to_json()
     other_seed = evaluate(["greedy", "random", "counting"], rules, workers=2, backend="ray",
-                          games=60, seed=6, chunk=2)
+                          games=60, seed=6, chunk=2, keep_results=True)
     assert other_seed.results != local.results  # the comparison can tell seeds apart
 
 
 def test_cli_json_identical(local_ray, tmp_path):
-    import evaluate as cli
+    from agents import evaluate_cli as cli
 
     args = ["--agents", "greedy", "random", "--games", "40", "--seed", "3", "--quiet",
             "--no-progress", "--workers", "2"]

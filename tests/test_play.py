@@ -13,14 +13,16 @@ import re
 import select
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from helpers import A, J, K, Q, game
 
 from agents import make_agent
 from agents.base import RandomAgent
+from agents.game_log import read_log
 from agents.human import HumanAgent, HumanQuit, describe, draw_table, parse_choice, seat_names
-from agents.play import Table, main, read_log
+from agents.play import Table, main
 from trash_env.engine import (
     ABSENT,
     CALL_TRASH,
@@ -402,7 +404,7 @@ def test_replay_prints_the_logged_events_deal_by_deal(tmp_path):
 
 
 def test_replay_pauses_between_deals_when_asked(tmp_path):
-    from agents.play import replay
+    from agents.replay import replay
 
     log_path = tmp_path / "game.json"
     play_scripted(["--seed", "7", "--log", str(log_path), *SHORT])
@@ -459,7 +461,11 @@ def test_human_agent_is_registered_and_plays_through_the_env_interface():
 # ---------------------------------------------------------------------- a real terminal
 
 
-def _read_until(fd: int, pattern: str, timeout: float = 20.0) -> str:
+# Margins for a loaded machine: these bound a hang, they are not the time a step takes.
+TERMINAL_TIMEOUT = 60.0
+
+
+def _read_until(fd: int, pattern: str, timeout: float = TERMINAL_TIMEOUT) -> str:
     """Read the pseudo-terminal until ``pattern`` appears (or fail after ``timeout``)."""
     seen = b""
     deadline = time.monotonic() + timeout
@@ -478,20 +484,53 @@ def _read_until(fd: int, pattern: str, timeout: float = 20.0) -> str:
     return seen.decode(errors="replace")
 
 
-def _spawn(args: list[str]) -> tuple[int, int]:
+def _spawn(args: list[str], sigint: object = None) -> tuple[int, int]:
+    """The game in a new pseudo-terminal; ``sigint``: the SIGINT disposition it inherits
+    (None: this process's)."""
     import pty
+    import signal
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: the pseudo-terminal is its controlling terminal
         try:
+            if sigint is not None:
+                signal.signal(signal.SIGINT, sigint)
             os.execv(sys.executable, [sys.executable, "-m", "agents.play", *args])
         finally:
             os._exit(127)
     return pid, fd
 
 
+def _wait_until_reading(pid: int, timeout: float = TERMINAL_TIMEOUT) -> None:
+    """Wait until the child's main thread sleeps in its read of the terminal.
+
+    Why: ``input()`` writes the prompt, then calls ``read()``. A Ctrl-C that lands between the
+    two runs Python's signal handler (which only sets a flag) and does not interrupt the read,
+    which then blocks until the next key: the game ignores that Ctrl-C. On a loaded machine the
+    child can wait longer than any sleep for the CPU right after writing the prompt (the write
+    wakes this process), so the test watches the child's state instead of sleeping. Linux
+    only: elsewhere a sleep, with the old odds."""
+    stat, wchan = Path(f"/proc/{pid}/stat"), Path(f"/proc/{pid}/wchan")
+    if not stat.exists():
+        time.sleep(0.5)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        try:
+            where = wchan.read_text().strip()
+        except OSError:
+            where = "0"
+        # S: asleep; after the prompt the only sleep is the terminal read (wait_woken is
+        # n_tty_read's; "0" where the kernel hides it).
+        if state == "S" and where in ("wait_woken", "n_tty_read", "0", ""):
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"the game never blocked reading the terminal (state {state}, {where})")
+
+
 def _exit_code(pid: int) -> int:
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + TERMINAL_TIMEOUT
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -502,17 +541,23 @@ def _exit_code(pid: int) -> int:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
 @pytest.mark.parametrize("key, code, goodbye", [(b"\x04", 0, "Goodbye: you left the game."),
                                                 (b"\x03", 130, "Goodbye: interrupted.")])
-def test_in_a_pseudo_terminal_bad_key_then_ctrl_d_or_ctrl_c(key, code, goodbye):
+def test_in_a_pseudo_terminal_bad_key_then_ctrl_d_or_ctrl_c(key, code, goodbye, inherited):
+    # "ignored": started with SIGINT ignored, as a script's background job (pytest ... &) is;
+    # Ctrl-C at the game's own terminal still ends it.
+    import signal
+
+    sigint = signal.SIG_DFL if inherited == "default" else signal.SIG_IGN
     # No wild cards: every question is a draw, whatever the deal.
-    pid, fd = _spawn(["--seed", "5", "--no-log", "--wilds", "none", *SHORT])
+    pid, fd = _spawn(["--seed", "5", "--no-log", "--wilds", "none", *SHORT], sigint)
     try:
         _read_until(fd, "Your choice [s/d]: ")
         os.write(fd, b"x\r")  # Enter on a terminal sends a carriage return
         screen = _read_until(fd, "Your choice [s/d]: ")
         assert "'x': now you draw; type s (stock) or d (discard pile)." in screen
-        time.sleep(0.3)  # let input() block in read(): a signal just before it would be missed
+        _wait_until_reading(pid)  # a Ctrl-C before the read starts is missed (see there)
         os.write(fd, key)
         screen = _read_until(fd, goodbye)
         assert "Traceback" not in screen
@@ -550,7 +595,7 @@ def test_human_agent_seated_in_the_pettingzoo_env_as_the_docs_show():
 def test_deal_pictures_rebuilt_from_events_match_the_engine(options):
     import numpy as np
 
-    from agents.play import DealTracker
+    from agents.replay import DealTracker
 
     rng = np.random.default_rng(0)
     for seed in range(3):

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-import evaluate as cli
+from agents import evaluate_cli as cli
 from agents.evaluation import evaluate
 from agents.heuristics import GreedyAgent
 from agents.sizes import agent_figures, evaluate_sizes, settings
@@ -87,7 +87,8 @@ def test_the_reference_plays_the_same_deals_and_the_targets_are_checked():
 
 def test_with_three_players_only_the_agents_single_seat_counts():
     report = evaluate(["counting", "greedy"], Rules(num_players=3, episode="round",
-                                                   start_size=3), deals=3, seed=1)
+                                                   start_size=3), deals=3, seed=1,
+                      keep_results=True)
     mine = [r for r in report.results if r.seats.count("counting") == 1]
     assert len(report.results) == 18 and len(mine) == 9
     wins = sum(1 / len(r.winners) for r in mine if r.seats.index("counting") in r.winners)
