@@ -189,8 +189,6 @@ def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 # branches that remove them are merged. A cycle not listed here fails, and so does a listed
 # one that is gone (take it off the list).
 KNOWN_CYCLES = [
-    # The eval helper removes it (agents/tournament.py and its three helpers).
-    frozenset({"agents.tournament", "agents.ray_backend", "agents.report", "agents.scoring"}),
     # The engine helper removes it (the legend and event words of trash_env/text.py).
     frozenset({"trash_env.engine", "trash_env.text"}),
 ]
