@@ -170,3 +170,17 @@ def test_options_list_bots_rules_and_models(tmp_path):
         status, answer = client.request("POST", "/api/games",
                                         {"opponents": ["mine.safetensors"]})
         assert status == 400 and "error" in answer  # an empty file is no model
+def test_the_page_and_its_files_are_served(web):
+    client, _ = web
+    import urllib.request
+
+    for path, kind in (("/", "text/html"), ("/static/app.js", "text/javascript"),
+                       ("/static/app.css", "text/css"), ("/static/table.js", "text/javascript"),
+                       ("/static/play.js", "text/javascript"),
+                       ("/static/watch.js", "text/javascript"),
+                       ("/static/rank.js", "text/javascript")):
+        with urllib.request.urlopen(client.base + path, timeout=30) as answer:
+            assert answer.headers["Content-Type"].startswith(kind)
+            assert "default-src 'self'" in answer.headers["Content-Security-Policy"]
+            body = answer.read().decode()
+            assert "http://" not in body and "https://" not in body  # nothing from outside

@@ -48,6 +48,12 @@ def _interval(field: str, value: object) -> list[float]:
     return [low, high]
 
 
+def changed_rules(rules: Rules) -> list[str]:
+    """The options that differ from the standard game, as ``name=value``."""
+    standard = Rules(num_players=rules.num_players)
+    return [f"{k}={v}" for k, v in rules.to_dict().items() if getattr(standard, k) != v]
+
+
 def parse_report(data: bytes) -> dict:
     """The checked report; ValueError with a one-line reason otherwise."""
     if len(data) > MAX_REPORT_BYTES:
@@ -108,6 +114,7 @@ def parse_report(data: bytes) -> dict:
         "agents": agents,
         "pairs": pairs,
         "rules": rules.to_dict(),
+        "changed_rules": changed_rules(rules),
         "par": 1 / rules.num_players,
         "seed": report.get("seed") if isinstance(report.get("seed"), int) else None,
         "deals": report.get("deals") if isinstance(report.get("deals"), int) else None,
