@@ -16,6 +16,7 @@ T.el = function (tag, attrs, ...children) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
     if (key === "class") node.className = value;
+    else if (key === "style") Object.assign(node.style, value); // CSSOM: allowed by the CSP
     else if (key === "text") node.textContent = value;
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : value);

@@ -17,10 +17,10 @@
 
   function interval(a, par) {
     const bar = T.el("span", { class: "ci" });
-    bar.append(T.el("span", { class: "ci-par", style: `left:${100 * par}%` }));
+    bar.append(T.el("span", { class: "ci-par", style: { left: `${100 * par}%` } }));
     bar.append(T.el("span", { class: "ci-range",
-      style: `left:${100 * a.ci95[0]}%;width:${100 * (a.ci95[1] - a.ci95[0])}%` }));
-    bar.append(T.el("span", { class: "ci-dot", style: `left:${100 * a.win_rate}%` }));
+      style: { left: `${100 * a.ci95[0]}%`, width: `${100 * (a.ci95[1] - a.ci95[0])}%` } }));
+    bar.append(T.el("span", { class: "ci-dot", style: { left: `${100 * a.win_rate}%` } }));
     return bar;
   }
 
@@ -62,7 +62,7 @@
         const games = gamesOf(a, b);
         const hue = Math.round(120 * p.rate);
         const cell = T.el("td", { class: "cell" + (games.length ? " linked" : ""),
-          id: `pair-${i}-${j}`, style: `background:hsl(${hue},55%,82%)`,
+          id: `pair-${i}-${j}`, style: { background: `hsl(${hue},55%,82%)` },
           title: `${a} beats ${b}: ${T.percent(p.rate)} (95% ${T.percent(p.ci95[0])} - ` +
             `${T.percent(p.ci95[1])}) over ${p.comparisons} comparisons` +
             (games.length ? `; ${games.length} saved games` : ""),

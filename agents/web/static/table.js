@@ -31,7 +31,8 @@ T.drawTable = function (root, state, opts) {
     const isMe = p === opts.me;
     const head = T.el("div", { class: "seat-head" },
       T.el("strong", { text: state.names[p] }),
-      T.el("span", { class: "small", text: ` layout of ${layout.size}, ` +
+      T.el("span", { class: "small", text: ` ${opts.nextSize ? "next layout" : "layout"} of ` +
+        `${layout.size}, ` +
         `${layout.rounds_won} round${layout.rounds_won === 1 ? "" : "s"} won` }),
       toAct ? T.el("span", { class: "badge", text: isMe ? "your turn" : "to play" }) : null,
       state.winners && state.winners.includes(p) && state.done ?
@@ -103,7 +104,8 @@ T.dealPicture = function (names, picture, me) {
   }));
   const root = T.el("div", { class: "picture" });
   T.drawTable(root, { players: names.length, names, layouts, current: -1, done: true,
-    held: -1, discard: [], stock: 0, deal: picture.deal, turns: 0, winners: [] }, { me });
+    held: -1, discard: [], stock: 0, deal: picture.deal, turns: 0, winners: [] },
+  { me, nextSize: true });
   root.querySelector(".middle").remove();
   root.querySelector(".deal-info").remove();
   return root;
