@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 
 import numpy as np
 import pytest
@@ -170,10 +171,10 @@ def test_options_list_bots_rules_and_models(tmp_path):
         status, answer = client.request("POST", "/api/games",
                                         {"opponents": ["mine.safetensors"]})
         assert status == 400 and "error" in answer  # an empty file is no model
+
+
 def test_the_page_and_its_files_are_served(web):
     client, _ = web
-    import urllib.request
-
     for path, kind in (("/", "text/html"), ("/static/app.js", "text/javascript"),
                        ("/static/app.css", "text/css"), ("/static/table.js", "text/javascript"),
                        ("/static/play.js", "text/javascript"),
