@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.play import DEFAULT_LOG_DIR
-from agents.web.server import Config, make_server
+from agents.web.server import Config, make_server, write_open_logs
 
 DEFAULT_PORT = 8765
 
@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nStopped.")
     finally:
         server.server_close()
+        write_open_logs(config)
     return 0
 
 

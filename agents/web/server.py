@@ -73,6 +73,38 @@ def rules_form() -> list[dict]:
     return out
 
 
+def write_log(config: Config, table: WebTable) -> None:
+    """Write ``table``'s game log into the logs folder once (a failure is reported, not raised)."""
+    if table.logged is not None:
+        return
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    folder = config.logs
+    path = folder / f"web-{stamp}-seed{table.seed}.json"
+    for k in range(2, 100):
+        if not path.exists():
+            break
+        path = folder / f"web-{stamp}-seed{table.seed}-{k}.json"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(table.log()) + "\n")
+    except OSError as error:
+        sys.stderr.write(f"trash-web: could not write the game log {path}: {error}\n")
+        return
+    table.logged = path
+
+
+def write_open_logs(config: Config) -> None:
+    """Log every game still open (the server is stopping): they are left, as at the terminal."""
+    with config.lock:
+        tables = list(config.tables.values())
+    for table in tables:
+        with table.lock:
+            write_log(config, table)
+
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
 class Handler(BaseHTTPRequestHandler):
     """One request. The routes: ``/`` and ``/static/*`` (the page); ``/api/...`` (JSON)."""
 
@@ -119,6 +151,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if len(self.path) > MAX_TARGET:
                 raise BadRequest("request target too long", HTTPStatus.REQUEST_URI_TOO_LONG)
+            self._check_host()
             url = urlsplit(self.path)
             parts = [unquote(p) for p in url.path.split("/") if p]
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
@@ -133,6 +166,18 @@ class Handler(BaseHTTPRequestHandler):
             line = f"{type(error).__name__}: {error}"[:300]
             sys.stderr.write(f"trash-web: internal error on {method} {self.path[:200]}: {line}\n")
             self._json({"error": f"internal error: {line}"}, HTTPStatus.INTERNAL_SERVER_ERROR)
+
+    def _check_host(self) -> None:
+        """On a loopback address, answer only requests addressed to it: a page elsewhere
+        that points its own name at 127.0.0.1 (DNS rebinding) must not read the logs."""
+        bound = self.server.server_address[0]
+        if bound not in ("127.0.0.1", "::1"):
+            return
+        host = (self.headers.get("Host") or "").lower()
+        port = str(self.server.server_address[1])
+        if not any(host in (name, f"{name}:{port}") for name in _LOOPBACK_NAMES):
+            raise BadRequest("requests must be addressed to this machine's own address",
+                             HTTPStatus.FORBIDDEN)
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's names)
         self._dispatch("GET")
@@ -236,32 +281,14 @@ class Handler(BaseHTTPRequestHandler):
             tables[table.id] = table
         for stale in old:
             with stale.lock:
-                self._write_log(stale)
+                write_log(self.config, stale)
 
     def _close(self, table: WebTable) -> None:
         """Write the game's log and forget the table (a finished one stays readable)."""
-        self._write_log(table)
+        write_log(self.config, table)
         if not table.game.done:
             with self.config.lock:
                 self.config.tables.pop(table.id, None)
-
-    def _write_log(self, table: WebTable) -> None:
-        if table.logged is not None:
-            return
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        folder = self.config.logs
-        path = folder / f"web-{stamp}-seed{table.seed}.json"
-        for k in range(2, 100):
-            if not path.exists():
-                break
-            path = folder / f"web-{stamp}-seed{table.seed}-{k}.json"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, json.dumps(table.log()) + "\n")
-        except OSError as error:
-            sys.stderr.write(f"trash-web: could not write the game log {path}: {error}\n")
-            return
-        table.logged = path
 
     def _report(self, route: list[str]) -> None:
         folder = self.config.reports
