@@ -217,7 +217,8 @@
         onclick: () => { T.$("overlay").hidden = true; } }));
     }
     overlay("The game is over", text + (state.log ? `\nLogged as ${state.log}.` : ""),
-      state.final ? T.dealPicture(state.names, state.final, state.seat) : null, buttons);
+      state.final ? T.dealPicture(state.names, state.final, state.seat, state.winners) : null,
+      buttons);
   }
 
   play.show = function () {

@@ -96,7 +96,8 @@ T.drawTable = function (root, state, opts) {
 };
 
 // A finished deal's table (from the events: what was face-up, and what the losers revealed).
-T.dealPicture = function (names, picture, me) {
+// winners: the game's winners, for its final table (the layouts then are not "next" ones).
+T.dealPicture = function (names, picture, me, winners) {
   const layouts = picture.states.map((states, p) => ({
     size: picture.sizes[p], rounds_won: picture.rounds_won[p],
     states: states.map((st, s) => picture.revealed[p].includes(s) ? T.NATURAL : st),
@@ -104,8 +105,8 @@ T.dealPicture = function (names, picture, me) {
   }));
   const root = T.el("div", { class: "picture" });
   T.drawTable(root, { players: names.length, names, layouts, current: -1, done: true,
-    held: -1, discard: [], stock: 0, deal: picture.deal, turns: 0, winners: [] },
-  { me, nextSize: true });
+    held: -1, discard: [], stock: 0, deal: picture.deal, turns: 0, winners: winners || [] },
+  { me, nextSize: !winners });
   root.querySelector(".middle").remove();
   root.querySelector(".deal-info").remove();
   return root;
