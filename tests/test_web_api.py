@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -185,3 +187,17 @@ def test_the_page_and_its_files_are_served(web):
             assert "default-src 'self'" in answer.headers["Content-Security-Policy"]
             body = answer.read().decode()
             assert "http://" not in body and "https://" not in body  # nothing from outside
+
+
+def test_the_package_data_ships_every_page_file():
+    """pyproject's package-data names every file of agents/web/static (else an installed
+    trash-env would serve a page without its scripts)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    root = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    patterns = project["tool"]["setuptools"]["package-data"]["agents.web"]
+    assert "agents.web" in project["tool"]["setuptools"]["packages"]
+    assert project["project"]["scripts"]["trash-web"] == "agents.web.__main__:main"
+    files = sorted(p.relative_to(root / "agents" / "web").as_posix()
+                   for p in (root / "agents" / "web" / "static").iterdir())
+    assert files and all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
