@@ -201,3 +201,19 @@ def test_the_package_data_ships_every_page_file():
     files = sorted(p.relative_to(root / "agents" / "web").as_posix()
                    for p in (root / "agents" / "web" / "static").iterdir())
     assert files and all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
+
+
+def test_a_log_that_does_not_replay_shows_its_events(web):
+    """Without a seed, or with actions that do not give its events, a log is still watched:
+    its events alone, with a note saying why."""
+    client, config = web
+    state = client.post("/api/games", {"opponents": ["greedy"], "seed": 9})
+    log = read_log(config.logs / play_out(client, state, first_legal)["log"])
+    no_seed = dict(log, seed=None)
+    other = dict(log, seed=10)
+    (config.logs / "noseed.json").write_text(json.dumps(no_seed))
+    (config.logs / "other.json").write_text(json.dumps(other))
+    for name, words in (("noseed.json", "no seed"), ("other.json", "do not reproduce")):
+        replay = client.get(f"/api/logs/{name}")
+        assert replay["frames"] is None and words in replay["note"]
+        assert [e[:4] for e in replay["events"]] == log["events"]

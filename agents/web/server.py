@@ -158,7 +158,7 @@ class Handler(BaseHTTPRequestHandler):
             self._route(method, parts, query)
         except BadRequest as error:
             self._json({"error": str(error)}, error.status)
-        except ValueError as error:
+        except (ValueError, ImportError) as error:  # ImportError: a model's library is absent
             self._json({"error": str(error)[:500]}, HTTPStatus.BAD_REQUEST)
         except (ConnectionError, TimeoutError):
             pass  # the page went away
