@@ -92,6 +92,8 @@ def test_leaving_writes_an_unfinished_log(web):
     ({"opponents": ["/etc/passwd"]}, "is a path"),
     ({"opponents": ["m.safetensors"]}, "--models"),
     ({"opponents": ["x.zip"]}, "zip"),
+    ({"opponents": ["search:rollouts=1000000"]}, "at most 2000"),
+    ({"opponents": ["search:rollouts=x"]}, "rollouts must be int"),
     ({"opponents": []}, "opponents must be"),
     ({"opponents": ["greedy"] * 6}, "opponents must be"),
     ({"players": 7}, "players must be"),

@@ -28,6 +28,7 @@ from trash_env.text import printable
 from trash_env.view import PublicView
 
 MAX_SPEC = 200  # characters of one agent spec
+MAX_ROLLOUTS = 2000  # search:rollouts at the table: each of its moves keeps the person waiting
 SEED_LIMIT = 2**63
 
 
@@ -73,7 +74,11 @@ def resolve_spec(spec: object, models: Path | None) -> tuple[str, str]:
     of the ``models`` folder by file name; any other path is refused."""
     if not isinstance(spec, str) or not 0 < len(spec) <= MAX_SPEC:
         raise ValueError(f"opponents: each spec must be a text of 1 to {MAX_SPEC} characters")
-    name, _ = parse_spec(spec)
+    name, options = parse_spec(spec)
+    rollouts = options.get("rollouts", "")
+    if name == "search" and rollouts.isdigit() and int(rollouts) > MAX_ROLLOUTS:
+        raise ValueError(f"opponents: search:rollouts may be at most {MAX_ROLLOUTS} here (the "
+                         "person waits for every move of the bot)")
     if name == "human":
         raise ValueError("opponents: take bots only; your own seat is 'seat'")
     if any(c in name for c in "/\\") or name.startswith("."):

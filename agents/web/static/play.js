@@ -176,7 +176,9 @@
       buttons.append(T.el("button", { type: "button", id: "silent",
         text: "Lay it without calling (l)", onclick: () => act(T.SILENT) }));
     }
-    T.$("prompt-text").textContent = text;
+    const last = play.events.length ? play.events[play.events.length - 1][4] : "";
+    T.$("prompt-text").replaceChildren(text, last ? T.el("span", { class: "small last",
+      id: "last-move", text: `  (last: ${last})` }) : "");
     T.$("prompt").classList.toggle("yours", state.legal.length > 0);
   }
 
