@@ -219,3 +219,24 @@ def test_a_log_that_does_not_replay_shows_its_events(web):
         replay = client.get(f"/api/logs/{name}")
         assert replay["frames"] is None and words in replay["note"]
         assert [e[:4] for e in replay["events"]] == log["events"]
+
+
+def test_a_model_file_of_the_models_folder_plays(tmp_path):
+    """A model in --models is an opponent by its file name; the log keeps that name."""
+    models = tmp_path / "models"
+    models.mkdir()
+    shipped = Path(__file__).resolve().parent.parent / "agents" / "models"
+    for suffix in (".safetensors", ".json"):
+        (models / f"mine{suffix}").write_bytes((shipped / f"pretrained_2p{suffix}").read_bytes())
+    with serving(tmp_path / "logs", models=models) as (client, config):
+        state = client.post("/api/games", {"opponents": ["mine.safetensors"], "seed": 1})
+        assert state["names"][1] == "mine (seat 2)"
+        for _ in range(20):
+            if state["legal"]:
+                state = client.post(f"/api/games/{state['id']}/act",
+                                    {"action": state["legal"][0]})
+            else:
+                state = client.post(f"/api/games/{state['id']}/step")
+        log = read_log(config.logs / client.post(f"/api/games/{state['id']}/leave")["log"])
+        assert log["agents"] == ["human", "mine.safetensors"]
+        assert any(player == 1 for player, _ in log["actions"])
