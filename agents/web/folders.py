@@ -1,0 +1,57 @@
+"""The folders the server may read: a file is named by the page, found only inside its folder.
+
+Names from the page are hostile: only a plain file name (letters, digits, ``._-``, no path
+separator, not starting with a dot) is looked up, and the resolved path must still lie inside
+the folder (a symbolic link pointing out of it is refused).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
+MAX_LISTED = 2000  # files a folder listing returns at most (newest first)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def confined(folder: Path, name: object, suffix: str) -> Path:
+    """The existing file ``name`` of ``folder`` (ending in ``suffix``); ValueError otherwise."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or not name.endswith(suffix):
+        raise ValueError(
+            f"file name must be a plain {suffix} file name (letters, digits, '.', '_', '-'), "
+            f"got {name!r}"[:300]
+        )
+    root = folder.resolve()
+    path = (root / name).resolve()
+    if not _inside(path, root) or not path.is_file():
+        raise ValueError(f"no file {name!r} in the folder")
+    return path
+
+
+def listing(folder: Path | None, suffix: str) -> list[dict]:
+    """The ``suffix`` files directly in ``folder``, newest first: name, size and time."""
+    if folder is None or not folder.is_dir():
+        return []
+    root = folder.resolve()
+    found = []
+    for path in root.iterdir():
+        if not (_NAME.fullmatch(path.name) and path.name.endswith(suffix)):
+            continue
+        try:
+            if not _inside(path.resolve(), root) or not path.is_file():
+                continue
+            stat = path.stat()
+        except OSError:
+            continue
+        found.append({"name": path.name, "bytes": stat.st_size, "modified": stat.st_mtime})
+    found.sort(key=lambda f: (-f["modified"], f["name"]))
+    return found[:MAX_LISTED]
+
+
+def inside(folder: Path, path: Path) -> bool:
+    """Whether ``path`` (resolved) lies in ``folder`` (resolved)."""
+    return _inside(path.resolve(), folder.resolve())
