@@ -11,8 +11,8 @@ from web_support import serving
 
 import evaluate
 from agents.base import make_agent
+from agents.game_log import build_log
 from agents.tournament import deal_seed
-from agents.web.table import build_log
 from trash_env.engine import Game
 from trash_env.match import Match
 from trash_env.rules import Rules
@@ -33,7 +33,7 @@ def saved_games(folder: Path, count: int) -> list[dict]:
         agents = [make_agent(s) for s in specs]
         Match(game, agents, on_action=lambda p, a, kept=actions: kept.append((p, a))).play()
         names = [f"{s} (seat {p + 1})" for p, s in enumerate(specs)]
-        log = build_log(game, 0, specs, names, seed, actions)
+        log = build_log(game, seed=seed, seat=0, specs=specs, names=names, actions=actions)
         name = f"{i:06d}.json"
         (folder / name).write_text(json.dumps(log))
         index.append({"file": name, "specs": specs, "deal_seed": seed,

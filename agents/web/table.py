@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 from agents.base import MODEL_SUFFIX, Agent, make_agent, parse_spec
-from agents.game_log import LOG_FORMAT
+from agents.game_log import build_log
 from agents.human import seat_names
 from agents.replay import DealTracker
 from agents.web.folders import confined
@@ -31,33 +29,6 @@ from trash_env.view import PublicView
 MAX_SPEC = 200  # characters of one agent spec
 MAX_ROLLOUTS = 2000  # search:rollouts at the table: each of its moves keeps the person waiting
 SEED_LIMIT = 2**63
-
-
-def build_log(
-    game: Game,
-    seat: int,
-    specs: Sequence[str],
-    names: Sequence[str],
-    seed: int | None,
-    actions: Sequence[tuple[int, int]],
-) -> dict:
-    """The game log of agents.play's schema (the one place this package builds one)."""
-    return {
-        "format": LOG_FORMAT,
-        "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "rules": game.rules.to_dict(),
-        "seed": seed,
-        "seat": seat,
-        "agents": list(specs),
-        "names": list(names),
-        "finished": game.done,
-        "truncated": game.truncated,
-        "winners": list(game.winners),
-        "placings": list(game.placings) if game.placings is not None else None,
-        "rounds_won": list(game.rounds_won),
-        "actions": [list(a) for a in actions],
-        "events": [list(e) for e in game.events],
-    }
 
 
 def _agent_seeds(seed: int, n: int) -> list[int]:
@@ -238,4 +209,5 @@ class WebTable:
         return state
 
     def log(self) -> dict:
-        return build_log(self.game, self.seat, self.specs, self.names, self.seed, self.actions)
+        return build_log(self.game, seed=self.seed, seat=self.seat, specs=self.specs,
+                         names=self.names, actions=self.actions)
