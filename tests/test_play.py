@@ -620,7 +620,7 @@ def test_event_ranges_cover_every_event_kind():
 
 @pytest.mark.parametrize("kind", EVENT_KINDS)
 def test_every_event_kind_is_described_at_every_value_of_its_fields(kind):
-    from trash_env.engine import describe_event
+    from trash_env.text import describe_event
 
     names = [f"p{p}" for p in range(6)]
     for player, card, slot in EVENT_RANGES[kind]:
