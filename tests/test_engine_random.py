@@ -24,6 +24,7 @@ from trash_env.engine import (
     WILD_UP,
     Decision,
     Game,
+    InvariantError,
 )
 from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
 
@@ -116,7 +117,7 @@ def test_random_play_keeps_invariants_and_ends(chunk):
         seed = 1000 * chunk + i
         try:
             _play_one(seed)
-        except AssertionError as error:
+        except (AssertionError, InvariantError) as error:  # name the seed that broke
             raise AssertionError(f"seed {seed}: {error}") from error
 
 

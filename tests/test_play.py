@@ -665,7 +665,7 @@ def test_event_ranges_cover_every_event_kind():
 
 @pytest.mark.parametrize("kind", EVENT_KINDS)
 def test_every_event_kind_is_described_at_every_value_of_its_fields(kind):
-    from trash_env.engine import describe_event
+    from trash_env.text import describe_event
 
     names = [f"p{p}" for p in range(6)]
     for player, card, slot in EVENT_RANGES[kind]:
@@ -674,7 +674,7 @@ def test_every_event_kind_is_described_at_every_value_of_its_fields(kind):
                      describe(event, ["You", *names[1:]])):
             assert text and "\n" not in text
     # Counts are counts, never cards: a reshuffle of 14+ cards used to raise IndexError.
-    from trash_env.engine import describe_event as said
+    from trash_env.text import describe_event as said
 
     assert said(Event("reshuffle", -1, 64, -1)) == (
         "the stock ran out: 64 cards shuffled into a new stock")

@@ -80,7 +80,8 @@ _new_tuple = tuple.__new__
 
 # Events are immutable, so the ones every turn logs are built once here and shared: an Event
 # allocated per step costs its construction and, as the log grows, the garbage collector's
-# passes over it. _EV_DRAW/_EV_TAKE/_EV_DISCARD/_EV_PLACE/_EV_SWAP[player][card] and
+# passes over it (the one hot-path trick the AEC benchmark keeps: docs/benchmarks.md).
+# _EV_DRAW/_EV_TAKE/_EV_DISCARD/_EV_PLACE/_EV_SWAP[player][card] and
 # _EV_PICKUP/_EV_WILD[player][slot][card]; the rest are built by ``Game._log``.
 _RANKS = range(NUM_RANKS)
 _INTO_OWN_SLOT = ("place", "swap")  # natural cards: the event's slot is the card's own
@@ -120,16 +121,6 @@ EVENT_KINDS = (
     "game_over",  # player = -1; card = number of winners
     "truncated",
 )
-
-
-def __getattr__(name: str) -> object:
-    """``describe_event`` moved to :mod:`trash_env.text` (presentation is not the engine's);
-    this keeps ``from trash_env.engine import describe_event`` working."""
-    if name == "describe_event":
-        from trash_env.text import describe_event
-
-        return describe_event
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _integer(value: object) -> int | None:
@@ -506,63 +497,31 @@ class Game:
         self._play_held()
 
     def _play_held(self, may_swap: bool = True) -> None:
-        """Place the card in hand, and the cards it uncovers, until a decision or the turn's end;
-        at the end, discard the card and pass the turn (``may_swap=False``: a declined swap).
-
-        The engine's hot loop, run once per turn. Most drawn cards cannot be placed, so the
-        first checks read as little as possible. A natural card on a face-down slot that does
-        not complete the layout is laid here inline (what ``_lay`` does); completing
-        placements, which may end the round or await a call, go through ``_put``. The turn's
-        end is inlined for its common case (no truncation, no free draws, no claim, a stock to
-        draw from); everything else goes through ``_next_turn``."""
+        """Place the card in hand, and each card it uncovers, until a decision or the turn's
+        end; at the end, discard the card and pass the turn (``may_swap=False``: a declined
+        swap, so the card fits nowhere)."""
         player = self.current
-        card = self.held
-        wild = self.wild
-        size = self.sizes[player]
         state = self.state[player]
         while True:
-            if wild[card]:
+            card = self.held
+            if self.wild[card]:
                 if self.face_down[player] > 1:
                     self.decision = _WILD
                     return
                 self._put(state.index(DOWN), True)  # the last face-down slot: completes
                 return
-            if not 1 <= card <= size:
-                break
+            if not 1 <= card <= self.sizes[player]:
+                break  # a face card that is not wild, or a number beyond the layout
             slot = card - 1
-            was = state[slot]
-            if was != DOWN:
-                if was == WILD_UP and may_swap:
-                    self.decision = _SWAP
-                    return
-                break
-            down_counts = self.face_down
-            down = down_counts[player]
-            if down == 1:
-                self._put(slot, False)  # completes the layout
+            if state[slot] == WILD_UP and may_swap:
+                self.decision = _SWAP
                 return
-            row = self.layout[player]
-            under = row[slot]
-            row[slot] = card
-            state[slot] = NATURAL
-            down_counts[player] = down - 1
-            self.hidden[under] -= 1
-            self.events += (_EV_PLACE[player][card], _EV_PICKUP[player][slot][under])
-            self.held = card = under
-        # The turn ends.
-        self.discard.append(card)
-        self.events.append(_EV_DISCARD[player][card])
-        self.held = -1
-        if self._phase != PHASE_PLAY or self.turns + 1 >= self._max_turns:
-            self._next_turn()
-            return
-        self.turns += 1
-        self.current = player = (player + 1) % self.num_players
-        if not self.stock or self._pending_claim[player]:
-            self._begin_turn()
-            return
-        self._called = False
-        self.decision = _DRAW
+            if state[slot] != DOWN:
+                break  # its slot is filled already
+            if not self._put(slot, False):
+                return  # the layout is complete (or awaits the call)
+        self.held = self._discard_held()
+        self._next_turn()
 
     def _put(self, slot: int, as_wild: bool) -> bool:
         """Lay the held card in ``slot``; False when that ended the round or awaits a call."""
@@ -606,7 +565,7 @@ class Game:
         """Put the held card on the discard pile (it is public) and return -1 for 'no card'."""
         if self.held >= 0:
             self.discard.append(self.held)
-            self._log("discard", self.held)
+            self.events.append(_EV_DISCARD[self.current][self.held])
         return -1
 
     def _miss_call(self) -> None:

@@ -632,8 +632,8 @@ def batch_observe_index(games, index, observers, out, cfg, wild, totals) -> None
 # ``violation`` codes (0: none); VIOLATIONS in batch.py names them.
 (
     V_ABSENT_CARD, V_NOT_A_CARD, V_NATURAL_SLOT, V_WILD_UP, V_LAYOUT_SIZE, V_GAP, V_DOWN_COUNT,
-    V_CARDS, V_HIDDEN, V_NO_DECISION, V_NO_LEGAL_ACTION, V_PILES,
-) = range(1, 13)
+    V_CARDS, V_HIDDEN, V_NO_DECISION, V_NO_LEGAL_ACTION, V_PILES, V_REFUSED,
+) = range(1, 14)
 
 
 @njit(cache=True)
@@ -711,6 +711,26 @@ def violation(r, cfg, wild, totals) -> int:
 def batch_violations(games, out, cfg, wild, totals) -> None:
     for g in range(games.shape[0]):
         out[g] = violation(games[g], cfg, wild, totals)
+
+
+@njit(cache=True)
+def batch_soak(games, orngs, out, cfg, wild, deck, totals) -> None:
+    """Play every game to its end with uniform random legal engine actions (drawn from
+    ``orngs[g]``), checking the invariants after every decision. ``out[g]``: the decisions
+    played and 0, or the code of the first violation (``V_REFUSED``: a legal action was
+    refused), where that game stops."""
+    for g in range(games.shape[0]):
+        r = games[g]
+        code = violation(r, cfg, wild, totals)
+        decisions = 0
+        while code == 0 and not r.done:
+            if not step(r, random_engine_action(r, orngs[g]), cfg, wild, deck, totals):
+                code = V_REFUSED
+                break
+            decisions += 1
+            code = violation(r, cfg, wild, totals)
+        out[g, 0] = decisions
+        out[g, 1] = code
 
 
 # ---------------------------------------------------------------------- bots

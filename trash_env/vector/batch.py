@@ -49,6 +49,7 @@ VIOLATIONS = (
     "a running game with no decision",
     "a running game with no legal action",
     "pile counts out of range",
+    "a legal action was refused",
 )
 
 
