@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     violations = sum(len(report[name]["violations"]) for name in ("batched", "reference"))
     print(f"violations: {violations}")
     if args.json:
-        from trash_env.cli import atomic_write_text
+        from trash_env.files import atomic_write_text
 
         atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
     return 1 if violations else 0
