@@ -67,6 +67,8 @@ def rules_form() -> list[dict]:
         if f.name in ("num_players", "max_turns"):
             continue
         default, choices = getattr(defaults, f.name), option_spec(f)["choices"] or ()
+        if isinstance(default, bool) or not isinstance(default, str):
+            choices = ()  # a checkbox, or a number field the server checks (free_draws: 0 or 3)
         kind = "bool" if isinstance(default, bool) else "choice" if choices else "int"
         out.append({"name": f.name, "default": default, "kind": kind,
                     "choices": list(choices),
