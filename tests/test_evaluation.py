@@ -4,11 +4,16 @@ workers (a dead worker or a script without a __main__ guard is an error, not a h
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import gc
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +22,7 @@ import pytest
 from agents import evaluate_cli as cli
 from agents.base import Agent
 from agents.evaluation import (
+    GameResult,
     deal_seed,
     evaluate,
     lineups,
@@ -402,3 +408,88 @@ def test_outputs_are_written_atomically(tmp_path, monkeypatch):
         report.write_json(target)
     assert target.read_text() == "previous"  # the old file is whole
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temp file left
+
+
+# ---------------------------------------------------------------------------- interrupting
+
+
+def _session(sid: int) -> list[str]:
+    """The live processes of session ``sid`` (the evaluation, its workers and the resource
+    tracker), read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:  # it ended meanwhile
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":
+            found.append(command)
+    return found
+
+
+def _wait(condition, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout  # a bound on a hang, not how long a step takes
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _start_evaluation() -> subprocess.Popen:
+    """evaluate.py with 2 workers, long enough never to finish, in its own session."""
+    process = subprocess.Popen(
+        [sys.executable, "evaluate.py", "--agents", "greedy", "random", "--games", "2000000",
+         "--workers", "2", "--no-progress", "--quiet"],
+        cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )
+    # The parent, the resource tracker and both workers exist.
+    _wait(lambda: len(_session(process.pid)) >= 4, "the workers to start")
+    return process
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL", "Ctrl-C"])
+def test_an_interrupted_or_killed_evaluation_leaves_no_process_and_says_one_line(how):
+    process = _start_evaluation()
+    try:
+        if how == "Ctrl-C":  # a terminal sends SIGINT to the whole foreground group
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            os.kill(process.pid, getattr(signal, how))
+        _, err = process.communicate(timeout=120)
+        _wait(lambda: not _session(process.pid), "every worker process to end", 60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    if how == "SIGKILL":  # nothing to say: the workers notice their parent is gone
+        assert process.returncode == -signal.SIGKILL
+        return
+    expected = {"SIGTERM": (143, "python evaluate.py: terminated"),
+                "Ctrl-C": (130, "python evaluate.py: interrupted")}[how]
+    assert (process.returncode, err.strip()) == expected, err
+
+
+def test_results_stream_into_the_statistics_instead_of_piling_up():
+    """Memory flat in the number of games: the GameResults alive at any moment are those of
+    the chunks in flight, however many games are done."""
+    alive = []
+
+    def count(done: int) -> None:
+        alive.append(sum(isinstance(o, GameResult) for o in gc.get_objects()))
+
+    for workers in (1, 2):
+        alive.clear()
+        report = evaluate(["random", "random:"], Rules(episode="round", start_size=2),
+                          deals=300, chunk=5, workers=workers, progress=count)
+        assert report.games == 600 and report.results is None
+        assert len(alive) == 60
+        # At most the chunks in flight: 2 per worker, plus the one being counted.
+        assert max(alive) <= (2 * workers + 1) * 5 * 2, alive
+    kept = evaluate(["random", "random:"], Rules(episode="round", start_size=2), deals=30,
+                    keep_results=True)
+    assert len(kept.results) == kept.games == 60
+    assert kept.to_json() == evaluate(["random", "random:"], Rules(episode="round",
+                                      start_size=2), deals=30, workers=2, chunk=3).to_json()
