@@ -55,6 +55,11 @@ def build_log(
     }
 
 
+def write_game_file(path: str | Path, log: dict) -> None:
+    """Write ``log`` to ``path`` atomically (OSError passes through)."""
+    atomic_write_text(path, json.dumps(log) + "\n")
+
+
 def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
     """Write the log as JSON (atomically; by default into DEFAULT_LOG_DIR, named by the time
     and seed) and say where on ``out``; a failure is reported there, never raised."""
@@ -62,7 +67,7 @@ def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         path = DEFAULT_LOG_DIR / f"{stamp}-seed{log['seed']}.json"
     try:
-        atomic_write_text(path, json.dumps(log) + "\n")
+        write_game_file(path, log)
     except OSError as error:
         shown = printable(str(path))
         out.write(f"Could not write the game log to {shown}: {error.strerror or error}\n")

@@ -40,14 +40,18 @@ class Report:
     single_seat: dict[str, tuple[int, float]] = field(default_factory=dict, repr=False)
     # Every game's result in deal order, kept only when asked (evaluate(keep_results=True)).
     results: list[GameResult] | None = field(default=None, repr=False)
+    # With evaluate(save_games=DIR): {"dir": DIR as given, "index": [one entry per game]}.
+    saved_games: dict | None = field(default=None, repr=False)
 
     def head_to_head(self, a: str, b: str) -> dict | None:
         return self.pairs.get(f"{a} vs {b}")
 
     def to_json(self) -> dict:
         """A JSON-ready dict: the settings, ``agents[spec]`` (games, wins, win_rate, ci95, ...),
-        ``pairs["A vs B"]``, ``seats``, ``first_seat`` and the game ``summary``."""
-        return {
+        ``pairs["A vs B"]``, ``seats``, ``first_seat`` and the game ``summary``. With saved
+        games, ``games`` is ``{"count": N, "dir": DIR, "index": [{"file", "specs",
+        "deal_seed", "winners"}, ...]}`` instead of the count ``N``."""
+        data = {
             "format": "trash_env.evaluate/1",
             "agents_order": self.specs,
             "rules": self.rules.to_dict(),
@@ -64,6 +68,9 @@ class Report:
             "first_seat": self.first_seat,
             "summary": self.summary,
         }
+        if self.saved_games is not None:
+            data["games"] = {"count": self.games, **self.saved_games}
+        return data
 
     def write_json(self, path: str | Path) -> None:
         """The report as JSON, written atomically (temp file + rename)."""

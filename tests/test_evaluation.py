@@ -493,3 +493,61 @@ def test_results_stream_into_the_statistics_instead_of_piling_up():
     assert len(kept.results) == kept.games == 60
     assert kept.to_json() == evaluate(["random", "random:"], Rules(episode="round",
                                       start_size=2), deals=30, workers=2, chunk=3).to_json()
+
+
+# ---------------------------------------------------------------------------- saved games
+
+
+def test_saved_games_are_game_logs_that_validate_replay_and_rebuild_every_card(tmp_path):
+    import io
+
+    from agents.game_log import read_log
+    from agents.replay import replay
+
+    rules = Rules(num_players=3, episode="round", start_size=3)
+    folder = tmp_path / "games"
+    report = evaluate(["greedy", "random"], rules, deals=2, seed=3, save_games=folder)
+    saved = report.to_json()["games"]
+    # 2 line-ups (greedy doubled, random doubled) x 3 rotations x 2 deals.
+    assert saved["count"] == report.games == 12 and saved["dir"] == str(folder)
+    assert [e["file"] for e in saved["index"]] == [f"{i:06d}.json" for i in range(12)]
+    assert sorted(p.name for p in folder.iterdir()) == [e["file"] for e in saved["index"]]
+    for entry in saved["index"]:
+        log = read_log(folder / entry["file"])
+        assert log["agents"] == log["names"] == entry["specs"] and log["seat"] is None
+        assert log["finished"] and log["winners"] == entry["winners"]
+        assert log["seed"] == entry["deal_seed"]
+        # The log holds every card: the engine replays its actions to the same events.
+        game = Game(rules, seed=log["seed"], first_player=log["events"][0][1])
+        for player, action in log["actions"]:
+            assert game.current == player
+            game.step(action)
+        assert game.done and [list(e) for e in game.events] == log["events"]
+        out = io.StringIO()
+        replay(log, out)
+        assert "won" in out.getvalue()
+    deals = {e["deal_seed"] for e in saved["index"]}
+    assert len(deals) == 2  # one seed per duplicate deal, shared by its 6 games
+    again = evaluate(["greedy", "random"], rules, deals=2, seed=3, workers=2,
+                     save_games=tmp_path / "again")
+    assert again.to_json()["games"]["index"] == saved["index"]
+    for entry in saved["index"]:
+        first = json.loads((folder / entry["file"]).read_text())
+        second = json.loads((tmp_path / "again" / entry["file"]).read_text())
+        first.pop("written"), second.pop("written")
+        assert first == second
+
+
+def test_saving_games_is_bounded_and_checked_before_playing(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"at most 100,000 games are saved"):
+        evaluate(["greedy", "random"], games=100_002, save_games=tmp_path / "g")
+    assert not (tmp_path / "g").exists()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="exists and is not a folder"):
+        evaluate(["greedy", "random"], games=2, save_games=tmp_path / "file")
+    assert cli.main(["--agents", "greedy", "random", "--save-games", str(tmp_path / "file"),
+                     "--no-progress", "--quiet"]) == 2
+    assert "--save-games" in capsys.readouterr().err
+    assert cli.main(["--agents", "greedy", "random", "--sizes", "3", "--save-games",
+                     str(tmp_path / "s"), "--no-progress", "--quiet"]) == 2
+    assert "cannot be combined with --sizes" in capsys.readouterr().err
