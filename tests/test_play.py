@@ -794,3 +794,20 @@ def test_bot_label_names_a_model_by_its_stem_and_escapes_control_characters():
     assert _bot_label("runs/x/model.safetensors") == "model"
     assert _bot_label("runs/x/ev\x1b[2Jil.safetensors") == "ev\\x1b[2Jil"
     assert _bot_label("greedy") == "greedy"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_replay_of_a_named_pipe_nobody_writes_is_refused_at_once(tmp_path):
+    import subprocess
+
+    fifo = tmp_path / "log.json"
+    os.mkfifo(fifo)
+    try:  # a subprocess: a read that blocks must fail this test, not hang the run
+        result = subprocess.run([sys.executable, "-m", "agents.play", "--replay", str(fifo)],
+                                capture_output=True, text=True, timeout=120,
+                                stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail("--replay blocked on a named pipe")
+    assert result.returncode == 2
+    assert f"cannot read {fifo}: not a regular file" in result.stderr
+    assert "Traceback" not in result.stderr
