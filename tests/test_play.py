@@ -332,6 +332,24 @@ def test_end_of_input_leaves_cleanly_and_logs_the_unfinished_game(tmp_path):
     assert not log["finished"] and log["events"]
     code, again = run(["--replay", str(log_path)])
     assert code == 0 and "The game was left before its end." in again
+    # Left mid-deal: the layouts on the table, not a "next layout" there will never be
+    # (SHORT deals layouts of 2).
+    left = again.split("The table when the game was left:")[1]
+    assert "next layout" not in left
+    assert "random (seat 2): 0 rounds won, layout of 2" in left, left
+
+
+def test_a_finished_game_ends_with_the_layouts_on_the_table_not_a_next_deal(tmp_path):
+    log_path = tmp_path / "done.json"
+    keys = "\n".join(["s", "1", "2", "s", "1", "2"] * 200) + "\n"
+    code, text = run(["--seed", "5", "--log", str(log_path), "--wilds", "none",
+                      "--episode", "round", *SHORT], keys)
+    log = read_log(log_path)
+    assert log["finished"], text[-2000:]
+    code, again = run(["--replay", str(log_path)])
+    final = again.split("The table at the end of the game:")[1]
+    assert "next layout" not in final and "layout of 2" in final
+    assert "next layout" not in text.split("The table at the end of the game:")[1]
 
 
 def test_quit_key_leaves_with_exit_code_0():
