@@ -109,7 +109,7 @@ class Report:
         names = {spec: safe_text(spec) for spec in self.specs}  # paths may hold escapes
         width = max(12, *(len(x) for x in names.values()))
         lines.append(f"{'agent':<{width}}  {'games':>7}  {'wins':>9}  {'win rate':>8}  "
-                     f"{'95% CI':>15}  {'placing':>7}  {'TrueSkill':>13}")
+                     f"{'95% CI':>15}  {'placing':>7}  {'TrueSkill (95%)':>15}  rank")
         for spec in sorted(self.agents, key=lambda x: -self.agents[x]["win_rate"]):
             a = self.agents[spec]
             lo, hi = a["ci95"]
@@ -119,7 +119,8 @@ class Report:
                 f"{names[spec]:<{width}}  {a['games']:>7}  {a['wins']:>9.1f}  "
                 f"{a['win_rate']:>8.3f}  "
                 f"[{lo:.3f}, {hi:.3f}]  {placing:>7}  "
-                f"{rating['mu']:>6.2f}+-{rating['sigma']:.2f}"
+                f"{rating['mu']:>7.2f} +- {rating['ci95'][1] - rating['mu']:<5.2f}  "
+                f"{rating['rank']}{'=' if rating['tied'] else ''}"
             )
         if self.pairs:
             lines += ["", "head-to-head (row beats column; 95% CI):"]

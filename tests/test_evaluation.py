@@ -120,7 +120,7 @@ def test_report_figures_add_up():
         assert a["win_rate"] == pytest.approx(a["wins"] / a["games"])
         assert a["ci95"][0] <= a["win_rate"] <= a["ci95"][1]
         assert 1 <= a["mean_placing"] <= 4
-        assert set(a["rating"]) == {"mu", "sigma", "conservative"}, spec
+        assert set(a["rating"]) == {"mu", "sigma", "conservative", "ci95", "rank", "tied"}, spec
     for name, pair in data["pairs"].items():
         back = data["pairs"][f"{pair['opponent']} vs {pair['agent']}"]
         assert pair["rate"] + back["rate"] == pytest.approx(1.0), name
@@ -551,3 +551,30 @@ def test_saving_games_is_bounded_and_checked_before_playing(tmp_path, capsys):
     assert cli.main(["--agents", "greedy", "random", "--sizes", "3", "--save-games",
                      str(tmp_path / "s"), "--no-progress", "--quiet"]) == 2
     assert "cannot be combined with --sizes" in capsys.readouterr().err
+
+
+def test_ratings_that_cannot_be_told_apart_share_a_rank():
+    from agents.scoring import rating_ranks
+
+    # The README's case: 24.93 against 24.88 at sigma 0.8 says nothing about who is better.
+    ranks = rating_ranks({"a": (24.93, 0.8), "b": (24.88, 0.8), "c": (20.0, 0.8)})
+    assert ranks == {"a": (1, True), "b": (1, True), "c": (3, False)}
+    assert rating_ranks({"a": (30.0, 0.8), "b": (20.0, 0.8)}) == {"a": (1, False),
+                                                                    "b": (2, False)}
+    # Overlapping neighbours, separated ends: each sits below only what is clearly above it.
+    chain = rating_ranks({"a": (30.0, 1.0), "b": (27.0, 1.0), "c": (24.0, 1.0)})
+    assert chain == {"a": (1, True), "b": (1, True), "c": (2, False)}
+
+
+def test_the_table_shows_each_ratings_interval_and_its_shared_rank():
+    # greedy and counting play alike without wilds: their ratings cannot be told apart.
+    report = evaluate(["greedy", "counting", "random"], Rules(wilds="none", episode="round"),
+                      deals=50, seed=0)
+    rows = {line.split()[0]: line for line in report.table().splitlines()[4:7]}
+    for spec in ("greedy", "counting"):
+        rating = report.agents[spec]["rating"]
+        assert rating["rank"] == 1 and rating["tied"]
+        assert rows[spec].rstrip().endswith("1=")
+        assert f"{rating['mu']:.2f} +- {rating['ci95'][1] - rating['mu']:.2f}" in rows[spec]
+    assert report.agents["random"]["rating"]["rank"] == 3
+    assert not rows["random"].rstrip().endswith("=")
