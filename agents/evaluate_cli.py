@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog}: terminated", file=sys.stderr)
         return EXIT_TERMINATED
     finally:
-        if in_main_thread:
+        if in_main_thread and previous is not None:  # None: set outside Python, left as is
             signal.signal(signal.SIGTERM, previous)
 
 
