@@ -478,7 +478,7 @@ def test_results_stream_into_the_statistics_instead_of_piling_up():
     alive = []
 
     def count(done: int) -> None:
-        alive.append(sum(isinstance(o, GameResult) for o in gc.get_objects()))
+        alive.append(sum(type(o) is GameResult for o in gc.get_objects()))
 
     for workers in (1, 2):
         alive.clear()
