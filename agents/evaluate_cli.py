@@ -27,7 +27,14 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.evaluation import BACKENDS, MAX_GAMES, MAX_WORKERS, SEATINGS, evaluate
+from agents.evaluation import (
+    BACKENDS,
+    MAX_GAMES,
+    MAX_SAVED_GAMES,
+    MAX_WORKERS,
+    SEATINGS,
+    evaluate,
+)
 from agents.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
 from trash_env.cli import add_rules_arguments, check_int, rules_options, whole_number
 from trash_env.files import IMAGE_SUFFIXES, check_output_path
@@ -64,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--csv", metavar="FILE", help="write the per-agent and pair rows as CSV")
     parser.add_argument("--png", metavar="FILE",
                         help="draw win rates and head-to-head as PNG (FILE ends in .png)")
+    parser.add_argument("--save-games", metavar="DIR",
+                        help=f"write every game's log into DIR as <6-digit game index>.json "
+                        f"(the terminal game's log format: python -m agents.play --replay "
+                        f"FILE) and list them in --json; at most {MAX_SAVED_GAMES:,} games")
     parser.add_argument("--sizes", nargs="*", type=whole_number, default=None, metavar="N",
                         help="per-size table: the first of --agents against each of the others "
                         "in whole games, then in one-round games at each start size N (none "
@@ -104,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog}: terminated", file=sys.stderr)
         return EXIT_TERMINATED
     finally:
-        if in_main_thread:
+        if in_main_thread and previous is not None:  # None: set outside Python, left as is
             signal.signal(signal.SIGTERM, previous)
 
 
@@ -118,7 +129,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             report = evaluate(
                 args.agents, rules, games=args.games, seed=args.seed, workers=args.workers,
                 progress=not args.no_progress, deals=args.deals, seatings=args.seatings,
-                backend=args.backend,
+                backend=args.backend, save_games=args.save_games,
             )
     except (ValueError, ImportError) as error:
         parser.print_usage(sys.stderr)
@@ -169,6 +180,9 @@ def check_args(args: argparse.Namespace) -> None:
                              "at least two agents")
         if args.png:
             raise ValueError("--png draws a tournament report; --sizes writes --json and --csv")
+        if args.save_games:
+            raise ValueError("--save-games saves a tournament's games; it cannot be combined "
+                             "with --sizes")
         if "episode" in rules_options(args):
             raise ValueError("--episode cannot be combined with --sizes, which plays whole "
                              "games and one-round games (its rows)")

@@ -15,8 +15,11 @@ guard, a crash, ``os._exit``) ends the evaluation with a ``RuntimeError`` saying
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 from agents.report import Report
 from agents.scoring import Z95, Tally, wilson_interval
@@ -27,6 +30,7 @@ from agents.tournament import (
     agent_seed,
     check_specs,
     deal_seed,
+    game_file,
     lineups,
     play_deals,
     play_game,
@@ -34,14 +38,17 @@ from agents.tournament import (
     start_worker,
     stop_worker,
 )
+from trash_env.files import safe_text
 from trash_env.rules import Rules
 
 BACKENDS = ("local", "ray")  # ray: agents/ray_backend.py (the deal ranges as Ray tasks)
 MAX_GAMES = 10_000_000  # a ceiling on one evaluation: a typo fails at once, not after days
 MAX_WORKERS = 256
+MAX_SAVED_GAMES = 100_000  # one file each: a folder a person can still list and a report can index
 
 __all__ = [
-    "BACKENDS", "MAX_GAMES", "MAX_WORKERS", "SEATINGS", "Z95", "GameResult", "Report",
+    "BACKENDS", "MAX_GAMES", "MAX_SAVED_GAMES", "MAX_WORKERS", "SEATINGS", "Z95", "GameResult",
+    "Report",
     "agent_seed", "check_specs", "deal_seed", "evaluate", "lineups", "play_game",
     "seat_orders", "wilson_interval",
 ]
@@ -94,6 +101,7 @@ def evaluate(
     chunk: int | None = None,
     backend: str = "local",
     keep_results: bool = False,
+    save_games: str | Path | None = None,
 ) -> Report:
     """Play a duplicate-deal tournament between ``agent_specs`` and report on it.
 
@@ -113,6 +121,10 @@ def evaluate(
             a local instance). The numbers do not depend on it.
         keep_results: also keep every game's :class:`GameResult` in ``report.results`` (memory
             grows with the games; off by default).
+        save_games: a folder: every game's log (:mod:`agents.game_log`, the terminal game's
+            schema, player names = the specs, no person's seat) is written there as
+            ``<6-digit game index>.json``, and the report's JSON lists them under ``"games"``.
+            At most ``MAX_SAVED_GAMES`` games.
     """
     _refuse_in_a_bootstrapping_worker()
     rules = rules if rules is not None else Rules()
@@ -134,6 +146,8 @@ def evaluate(
     if deals * per_deal > MAX_GAMES:
         raise ValueError(f"deals: {deals:,} deals x {per_deal} games per deal is more than "
                          f"{MAX_GAMES:,} games; at most {MAX_GAMES // per_deal:,} deals")
+    save_dir = None if save_games is None else _games_folder(save_games, deals * per_deal)
+    plan = Plan(rules, plan.seatings, seed, save_dir)
     check_specs(specs)
     if chunk is None:
         chunk = max(1, min(64, deals // (4 * workers) or 1))
@@ -142,6 +156,8 @@ def evaluate(
     ranges = ((i, min(deals, i + chunk)) for i in range(0, deals, chunk))
     tally = Tally(specs, rules.num_players)
     kept: list[GameResult] | None = [] if keep_results else None
+    index: list[dict] | None = None if save_dir is None else []
+    offsets = list(itertools.accumulate((len(orders) for orders in plan.seatings), initial=0))
     bar = None
     if progress is True:
         from tqdm import tqdm
@@ -165,6 +181,8 @@ def evaluate(
                     tally.add(result)
                 if kept is not None:
                     kept += part
+                if index is not None:
+                    index += [_index_entry(r, per_deal, offsets, seed, rules) for r in part]
                 if bar is not None:
                     bar.update(len(part))
                 if report_progress is not None:
@@ -174,5 +192,38 @@ def evaluate(
             bar.close()
     report = Report(specs=specs, rules=rules, seed=seed, seatings=seatings, lineups=ups,
                     deals=deals, results=kept)
+    if save_games is not None:
+        report.saved_games = {"dir": str(save_games), "index": index}
     tally.fill(report)
     return report
+
+
+def _games_folder(value: str | Path, games: int) -> str:
+    """Check ``save_games`` before any game: a folder that exists or can be made, writable, and
+    a number of games within MAX_SAVED_GAMES."""
+    name = "save_games (--save-games)"
+    if isinstance(value, bool) or not isinstance(value, (str, Path)) or str(value) == "":
+        raise ValueError(f"{name} must name a folder, got {value!r}")
+    if games > MAX_SAVED_GAMES:
+        raise ValueError(f"{name}: at most {MAX_SAVED_GAMES:,} games are saved, one file each; "
+                         f"this evaluation plays {games:,}: ask for fewer games or deals")
+    folder = Path(value)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{name}: {safe_text(folder)} exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"{name}: cannot make {safe_text(folder)}: "
+                         f"{error.strerror or error}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: {safe_text(folder)} is not writable")
+    return str(folder)
+
+
+def _index_entry(
+    result: GameResult, per_deal: int, offsets: list[int], seed: int, rules: Rules
+) -> dict:
+    index = result.deal * per_deal + offsets[result.lineup] + result.seating
+    return {"file": game_file(index), "specs": list(result.seats),
+            "deal_seed": deal_seed(seed, result.deal, rules.num_players)[0],
+            "winners": list(result.winners)}

@@ -9,7 +9,9 @@ docs/play.md.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,6 +57,11 @@ def build_log(
     }
 
 
+def write_game_file(path: str | Path, log: dict) -> None:
+    """Write ``log`` to ``path`` atomically (OSError passes through)."""
+    atomic_write_text(path, json.dumps(log) + "\n")
+
+
 def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
     """Write the log as JSON (atomically; by default into DEFAULT_LOG_DIR, named by the time
     and seed) and say where on ``out``; a failure is reported there, never raised."""
@@ -62,7 +69,7 @@ def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         path = DEFAULT_LOG_DIR / f"{stamp}-seed{log['seed']}.json"
     try:
-        atomic_write_text(path, json.dumps(log) + "\n")
+        write_game_file(path, log)
     except OSError as error:
         shown = printable(str(path))
         out.write(f"Could not write the game log to {shown}: {error.strerror or error}\n")
@@ -240,13 +247,32 @@ def validate_log(log: object, path: Path) -> dict:
     return log
 
 
+def _read_regular_file(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``path``, which must be a regular file: a named pipe nobody
+    writes, a terminal or a device would block the read forever or never end. Opened without
+    blocking (a FIFO's open waits for a writer otherwise), checked on the open descriptor (no
+    race with a rename), then read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file (a pipe, device or folder is never read)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as file:
+            fd = -1  # the file object closes it
+            return file.read(limit)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def read_log(path: Path) -> dict:
     """Load and check a game log (at most MAX_LOG_BYTES, nested at most MAX_DEPTH deep, every
     value type- and range-checked); ValueError with a readable message if it is not one."""
     shown = printable(str(path))
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_LOG_BYTES + 1)
+        data = _read_regular_file(path, MAX_LOG_BYTES + 1)
     except OSError as error:
         raise ValueError(f"cannot read {shown}: {error.strerror or error}") from None
     if len(data) > MAX_LOG_BYTES:

@@ -155,7 +155,8 @@ class Table:
             for line in news:
                 say("  " + line)
         say("")
-        for line in self.tracker.picture(self.names, "The table at the end of the game:"):
+        for line in self.tracker.picture(self.names, "The table at the end of the game:",
+                                         next_deal=False):
             say(line)
         say("")
         say(result_text(game.truncated, game.winners, game.placings, game.rounds_won, self.names,

@@ -12,6 +12,8 @@ spawned: they re-import the calling script, which is why a script must call
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import multiprocessing
 import os
 import signal
@@ -43,6 +45,25 @@ def _exit_with(parent: multiprocessing.process.BaseProcess) -> None:
     os._exit(1)
 
 
+@contextlib.contextmanager
+def _sigint_ignored_by_children() -> Iterator[None]:
+    """Workers spawned inside this block start with SIGINT ignored (a disposition survives
+    exec; the signal mask does not), so a Ctrl-C while one is still importing cannot print a
+    traceback. Here SIGINT is blocked meanwhile: a Ctrl-C is held, then answered as usual."""
+    if not hasattr(signal, "pthread_sigmask") or (
+        threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    old_handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # blocked: nothing is lost
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old_handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Stop a worker pool now: cancel what is queued and end its processes."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
@@ -59,11 +80,15 @@ def local_stream(
 ) -> Iterator[list[GameResult]]:
     """Play each ``(first, stop)`` range of deals in ``workers`` processes; yield each range's
     results in the order of ``ranges``. A worker that dies raises ``RuntimeError``."""
-    pool = ProcessPoolExecutor(
-        workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
-        initargs=(plan,),
-    )
-    pending: deque[Future] = deque()
+    ranges = iter(ranges)
+    with _sigint_ignored_by_children():  # each of the first ``workers`` submits spawns a worker
+        pool = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+            initargs=(plan,),
+        )
+        pending: deque[Future] = deque()
+        for first, stop in itertools.islice(ranges, workers):
+            pending.append(pool.submit(tournament.play_deals, first, stop))
     try:
         for first, stop in ranges:
             pending.append(pool.submit(tournament.play_deals, first, stop))

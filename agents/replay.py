@@ -27,12 +27,14 @@ class DealTracker:
         self.states = [[ABSENT] * NUM_SLOTS for _ in range(n)]
         self.cards = [[-1] * NUM_SLOTS for _ in range(n)]
         self.revealed: list[set[int]] = [set() for _ in range(n)]
+        self.dealt = [0] * n  # the layout size of the current deal
         self.deals = 0  # deals started
 
     def feed(self, event: Event) -> None:
         kind, p, card, slot = event
         if kind == "deal":
             self.deals += 1
+            self.dealt = list(self.sizes)
             for q, size in enumerate(self.sizes):
                 self.states[q] = [DOWN] * size + [ABSENT] * (NUM_SLOTS - size)
                 self.cards[q] = [-1] * NUM_SLOTS
@@ -48,13 +50,18 @@ class DealTracker:
             self.sizes[p] = slot
             self.rounds_won[p] += 1
 
-    def picture(self, names: Sequence[str], title: str | None = None) -> list[str]:
-        """Every layout as it lay at the end of the deal (cards turned up shown as [5])."""
+    def picture(
+        self, names: Sequence[str], title: str | None = None, next_deal: bool = True
+    ) -> list[str]:
+        """Every layout as it lies (cards turned up shown as [5]). ``next_deal``: the picture
+        of a finished deal before the next one, which names each next layout's size; else (the
+        game's end, or a game left mid-deal) the size of the layout on the table."""
         lines = [title or f"The table at the end of deal {self.deals}:"]
         for p, name in enumerate(names):
             won = self.rounds_won[p]
-            lines.append(f"{name}: {won} round{'' if won == 1 else 's'} won, next layout of "
-                         f"{self.sizes[p]}")
+            size = (f"next layout of {self.sizes[p]}" if next_deal
+                    else f"layout of {self.dealt[p]}")
+            lines.append(f"{name}: {won} round{'' if won == 1 else 's'} won, {size}")
             for start in (0, ROW):
                 cells = []
                 for s in range(start, start + ROW):
@@ -104,9 +111,12 @@ def replay(log: dict, out: TextIO, pause: bool = False, stdin: TextIO | None = N
         for event in events:
             tracker.feed(event)
             out.write("  " + describe(event, names) + "\n")
-        last = number == len(deals) and not log["finished"]
-        title = "The table when the game was left:" if last else None
-        out.write("\n".join(tracker.picture(names, title)) + "\n")
+        last = number == len(deals)
+        title = None
+        if last:
+            title = ("The table at the end of the game:" if log["finished"]
+                     else "The table when the game was left:")
+        out.write("\n".join(tracker.picture(names, title, next_deal=not last)) + "\n")
     out.write("\n")
     if not log["finished"]:
         out.write("The game was left before its end.\n")

@@ -40,14 +40,18 @@ class Report:
     single_seat: dict[str, tuple[int, float]] = field(default_factory=dict, repr=False)
     # Every game's result in deal order, kept only when asked (evaluate(keep_results=True)).
     results: list[GameResult] | None = field(default=None, repr=False)
+    # With evaluate(save_games=DIR): {"dir": DIR as given, "index": [one entry per game]}.
+    saved_games: dict | None = field(default=None, repr=False)
 
     def head_to_head(self, a: str, b: str) -> dict | None:
         return self.pairs.get(f"{a} vs {b}")
 
     def to_json(self) -> dict:
         """A JSON-ready dict: the settings, ``agents[spec]`` (games, wins, win_rate, ci95, ...),
-        ``pairs["A vs B"]``, ``seats``, ``first_seat`` and the game ``summary``."""
-        return {
+        ``pairs["A vs B"]``, ``seats``, ``first_seat`` and the game ``summary``. With saved
+        games, ``games`` is ``{"count": N, "dir": DIR, "index": [{"file", "specs",
+        "deal_seed", "winners"}, ...]}`` instead of the count ``N``."""
+        data = {
             "format": "trash_env.evaluate/1",
             "agents_order": self.specs,
             "rules": self.rules.to_dict(),
@@ -64,6 +68,9 @@ class Report:
             "first_seat": self.first_seat,
             "summary": self.summary,
         }
+        if self.saved_games is not None:
+            data["games"] = {"count": self.games, **self.saved_games}
+        return data
 
     def write_json(self, path: str | Path) -> None:
         """The report as JSON, written atomically (temp file + rename)."""
@@ -102,7 +109,7 @@ class Report:
         names = {spec: safe_text(spec) for spec in self.specs}  # paths may hold escapes
         width = max(12, *(len(x) for x in names.values()))
         lines.append(f"{'agent':<{width}}  {'games':>7}  {'wins':>9}  {'win rate':>8}  "
-                     f"{'95% CI':>15}  {'placing':>7}  {'TrueSkill':>13}")
+                     f"{'95% CI':>15}  {'placing':>7}  {'TrueSkill (95%)':>15}  rank")
         for spec in sorted(self.agents, key=lambda x: -self.agents[x]["win_rate"]):
             a = self.agents[spec]
             lo, hi = a["ci95"]
@@ -112,7 +119,8 @@ class Report:
                 f"{names[spec]:<{width}}  {a['games']:>7}  {a['wins']:>9.1f}  "
                 f"{a['win_rate']:>8.3f}  "
                 f"[{lo:.3f}, {hi:.3f}]  {placing:>7}  "
-                f"{rating['mu']:>6.2f}+-{rating['sigma']:.2f}"
+                f"{rating['mu']:>7.2f} +- {rating['ci95'][1] - rating['mu']:<5.2f}  "
+                f"{rating['rank']}{'=' if rating['tied'] else ''}"
             )
         if self.pairs:
             lines += ["", "head-to-head (row beats column; 95% CI):"]

@@ -12,7 +12,9 @@ copies of itself. Head-to-head: over every game where specs A and B both sit, ev
 seats (A's, B's) scores 1 when A placed better, 1/2 on equal placings (and in truncated games).
 The rating is TrueSkill (``trueskill`` library), one update per game in deal order, placings as
 ranks; a spec holding several seats of a game is rated as separate players from its rating and
-then given the mean of their updated ratings.
+then given the mean of their updated ratings. Its ``rank`` counts the specs whose 95% rating
+interval lies wholly above this one's (:func:`rating_ranks`): ratings that cannot be told apart
+share a rank (``tied``), rather than being ordered by noise.
 """
 
 from __future__ import annotations
@@ -132,8 +134,13 @@ class Tally:
                 "mean_placing": (self.placing_sum[spec] / self.placed[spec]
                                  if self.placed[spec] else None),
                 "mean_return": self.returns[spec] / g if g else 0.0,
-                "rating": {"mu": r.mu, "sigma": r.sigma, "conservative": r.mu - 3 * r.sigma},
+                "rating": {"mu": r.mu, "sigma": r.sigma, "conservative": r.mu - 3 * r.sigma,
+                           "ci95": [r.mu - Z95 * r.sigma, r.mu + Z95 * r.sigma]},
             }
+        for spec, (rank, tied) in rating_ranks(
+            {spec: (r.mu, r.sigma) for spec, r in self.ratings.items()}
+        ).items():
+            report.agents[spec]["rating"].update(rank=rank, tied=tied)
             report.single_seat[spec] = (self.single[spec][0], self.single[spec][1])
         for a in specs:
             for b in specs:
@@ -160,6 +167,20 @@ class Tally:
             "mean_turns": self.turns / total,
             "truncated": self.truncated,
         }
+
+
+def rating_ranks(
+    ratings: dict[str, tuple[float, float]], z: float = Z95
+) -> dict[str, tuple[int, bool]]:
+    """Each spec's rank by its rating ``(mu, sigma)``, and whether it shares it: a spec ranks
+    below another only when its interval ``mu +- z sigma`` lies wholly below the other's, so
+    specs whose ratings cannot be told apart share a rank (a difference of a tenth of a point
+    between two ratings of sigma 0.8 means nothing)."""
+    high = {spec: mu + z * sigma for spec, (mu, sigma) in ratings.items()}
+    low = {spec: mu - z * sigma for spec, (mu, sigma) in ratings.items()}
+    ranks = {spec: 1 + sum(low[other] > high[spec] for other in ratings) for spec in ratings}
+    counts = {rank: list(ranks.values()).count(rank) for rank in ranks.values()}
+    return {spec: (rank, counts[rank] > 1) for spec, rank in ranks.items()}
 
 
 def rate_two(

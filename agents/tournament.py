@@ -27,12 +27,14 @@ Fair by construction:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from agents.base import Agent, make_agent, parse_spec
+from agents.game_log import build_log, write_game_file
 from trash_env.engine import Game
 from trash_env.match import Match
 from trash_env.rules import Rules
@@ -109,19 +111,25 @@ def play_game(
     seed: int | None,
     first_player: int | None = None,
     agent_seeds: Sequence[int | None] | None = None,
+    on_action: Callable[[int, int], None] | None = None,
 ) -> Game:
     """Play one game on the engine, ``agents[p]`` at seat ``p``; return the finished Game.
 
     Every agent gets its observation (None if it does not use it), mask and a PublicView; a
     "Trash!" call is made for it (bots always call). An illegal action raises ValueError
-    naming the agent."""
+    naming the agent. ``on_action(player, action)`` is called before every step."""
     game = Game(rules, seed=seed, first_player=first_player)
     n = game.num_players
     if len(agents) != n:
         raise ValueError(f"play_game: {n} seats need {n} agents, got {len(agents)}")
     for p, agent in enumerate(agents):
         agent.reset(seed=None if agent_seeds is None else agent_seeds[p])
-    return Match(game, agents).play()
+    return Match(game, agents, on_action=on_action).play()
+
+
+def game_file(index: int) -> str:
+    """The file name of game ``index`` (deal-major: deal, line-up, seating) in a saved folder."""
+    return f"{index:06d}.json"
 
 
 def check_specs(specs: Sequence[str]) -> None:
@@ -136,8 +144,8 @@ def check_specs(specs: Sequence[str]) -> None:
 @dataclass(frozen=True)
 class Plan:
     """What every worker of one tournament plays: the rules, the seat orders of each line-up
-    (``seatings[lineup][seating]``), the master seed, and where to save each game's log
-    (None: nowhere)."""
+    (``seatings[lineup][seating]``), the master seed, and the folder where each game's log is
+    saved as ``<6-digit game index>.json`` (None: not saved)."""
 
     rules: Rules
     seatings: list[list[tuple[str, ...]]]
@@ -180,6 +188,10 @@ def stop_worker() -> None:
     _worker = None
 
 
+def _appender(actions: list[tuple[int, int]]) -> Callable[[int, int], None]:
+    return lambda player, action: actions.append((player, action))
+
+
 def play_deals(first: int, stop: int) -> list[GameResult]:
     """Play deals ``first`` to ``stop - 1`` of the plan :func:`start_worker` set: every
     line-up in every seating, in that order."""
@@ -194,7 +206,13 @@ def play_deals(first: int, stop: int) -> list[GameResult]:
             for si, seats in enumerate(orders):
                 agents = [_worker.seat(spec, p) for p, spec in enumerate(seats)]
                 seeds = [agent_seed(seed, d, li, si, p) for p in range(n)]
-                game = play_game(rules, agents, game_seed, first_seat, seeds)
+                actions: list[tuple[int, int]] = []
+                record = None if plan.save_dir is None else _appender(actions)
+                game = play_game(rules, agents, game_seed, first_seat, seeds, record)
+                if plan.save_dir is not None:
+                    log = build_log(game, seed=game_seed, seat=None, specs=seats,
+                                    names=seats, actions=actions)
+                    write_game_file(Path(plan.save_dir) / game_file(index), log)
                 out.append(
                     GameResult(
                         deal=d, lineup=li, seating=si, seats=seats, first_player=first_seat,

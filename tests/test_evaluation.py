@@ -4,11 +4,16 @@ workers (a dead worker or a script without a __main__ guard is an error, not a h
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import gc
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +22,7 @@ import pytest
 from agents import evaluate_cli as cli
 from agents.base import Agent
 from agents.evaluation import (
+    GameResult,
     deal_seed,
     evaluate,
     lineups,
@@ -114,7 +120,7 @@ def test_report_figures_add_up():
         assert a["win_rate"] == pytest.approx(a["wins"] / a["games"])
         assert a["ci95"][0] <= a["win_rate"] <= a["ci95"][1]
         assert 1 <= a["mean_placing"] <= 4
-        assert set(a["rating"]) == {"mu", "sigma", "conservative"}, spec
+        assert set(a["rating"]) == {"mu", "sigma", "conservative", "ci95", "rank", "tied"}, spec
     for name, pair in data["pairs"].items():
         back = data["pairs"][f"{pair['opponent']} vs {pair['agent']}"]
         assert pair["rate"] + back["rate"] == pytest.approx(1.0), name
@@ -402,3 +408,173 @@ def test_outputs_are_written_atomically(tmp_path, monkeypatch):
         report.write_json(target)
     assert target.read_text() == "previous"  # the old file is whole
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temp file left
+
+
+# ---------------------------------------------------------------------------- interrupting
+
+
+def _session(sid: int) -> list[str]:
+    """The live processes of session ``sid`` (the evaluation, its workers and the resource
+    tracker), read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:  # it ended meanwhile
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":
+            found.append(command)
+    return found
+
+
+def _wait(condition, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout  # a bound on a hang, not how long a step takes
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _start_evaluation() -> subprocess.Popen:
+    """evaluate.py with 2 workers, long enough never to finish, in its own session."""
+    process = subprocess.Popen(
+        [sys.executable, "evaluate.py", "--agents", "greedy", "random", "--games", "2000000",
+         "--workers", "2", "--no-progress", "--quiet"],
+        cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )
+    # The parent, the resource tracker and both workers exist.
+    _wait(lambda: len(_session(process.pid)) >= 4, "the workers to start")
+    return process
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL", "Ctrl-C"])
+def test_an_interrupted_or_killed_evaluation_leaves_no_process_and_says_one_line(how):
+    process = _start_evaluation()
+    try:
+        if how == "Ctrl-C":  # a terminal sends SIGINT to the whole foreground group
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            os.kill(process.pid, getattr(signal, how))
+        _, err = process.communicate(timeout=120)
+        _wait(lambda: not _session(process.pid), "every worker process to end", 60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    if how == "SIGKILL":  # nothing to say: the workers notice their parent is gone
+        assert process.returncode == -signal.SIGKILL
+        return
+    expected = {"SIGTERM": (143, "python evaluate.py: terminated"),
+                "Ctrl-C": (130, "python evaluate.py: interrupted")}[how]
+    assert (process.returncode, err.strip()) == expected, err
+
+
+def test_results_stream_into_the_statistics_instead_of_piling_up():
+    """Memory flat in the number of games: the GameResults alive at any moment are those of
+    the chunks in flight, however many games are done."""
+    alive = []
+
+    def count(done: int) -> None:
+        alive.append(sum(type(o) is GameResult for o in gc.get_objects()))
+
+    for workers in (1, 2):
+        alive.clear()
+        report = evaluate(["random", "random:"], Rules(episode="round", start_size=2),
+                          deals=300, chunk=5, workers=workers, progress=count)
+        assert report.games == 600 and report.results is None
+        assert len(alive) == 60
+        # At most the chunks in flight: 2 per worker, plus the one being counted.
+        assert max(alive) <= (2 * workers + 1) * 5 * 2, alive
+    kept = evaluate(["random", "random:"], Rules(episode="round", start_size=2), deals=30,
+                    keep_results=True)
+    assert len(kept.results) == kept.games == 60
+    assert kept.to_json() == evaluate(["random", "random:"], Rules(episode="round",
+                                      start_size=2), deals=30, workers=2, chunk=3).to_json()
+
+
+# ---------------------------------------------------------------------------- saved games
+
+
+def test_saved_games_are_game_logs_that_validate_replay_and_rebuild_every_card(tmp_path):
+    import io
+
+    from agents.game_log import read_log
+    from agents.replay import replay
+
+    rules = Rules(num_players=3, episode="round", start_size=3)
+    folder = tmp_path / "games"
+    report = evaluate(["greedy", "random"], rules, deals=2, seed=3, save_games=folder)
+    saved = report.to_json()["games"]
+    # 2 line-ups (greedy doubled, random doubled) x 3 rotations x 2 deals.
+    assert saved["count"] == report.games == 12 and saved["dir"] == str(folder)
+    assert [e["file"] for e in saved["index"]] == [f"{i:06d}.json" for i in range(12)]
+    assert sorted(p.name for p in folder.iterdir()) == [e["file"] for e in saved["index"]]
+    for entry in saved["index"]:
+        log = read_log(folder / entry["file"])
+        assert log["agents"] == log["names"] == entry["specs"] and log["seat"] is None
+        assert log["finished"] and log["winners"] == entry["winners"]
+        assert log["seed"] == entry["deal_seed"]
+        # The log holds every card: the engine replays its actions to the same events.
+        game = Game(rules, seed=log["seed"], first_player=log["events"][0][1])
+        for player, action in log["actions"]:
+            assert game.current == player
+            game.step(action)
+        assert game.done and [list(e) for e in game.events] == log["events"]
+        out = io.StringIO()
+        replay(log, out)
+        assert "won" in out.getvalue()
+    deals = {e["deal_seed"] for e in saved["index"]}
+    assert len(deals) == 2  # one seed per duplicate deal, shared by its 6 games
+    again = evaluate(["greedy", "random"], rules, deals=2, seed=3, workers=2,
+                     save_games=tmp_path / "again")
+    assert again.to_json()["games"]["index"] == saved["index"]
+    for entry in saved["index"]:
+        first = json.loads((folder / entry["file"]).read_text())
+        second = json.loads((tmp_path / "again" / entry["file"]).read_text())
+        first.pop("written"), second.pop("written")
+        assert first == second
+
+
+def test_saving_games_is_bounded_and_checked_before_playing(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"at most 100,000 games are saved"):
+        evaluate(["greedy", "random"], games=100_002, save_games=tmp_path / "g")
+    assert not (tmp_path / "g").exists()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="exists and is not a folder"):
+        evaluate(["greedy", "random"], games=2, save_games=tmp_path / "file")
+    assert cli.main(["--agents", "greedy", "random", "--save-games", str(tmp_path / "file"),
+                     "--no-progress", "--quiet"]) == 2
+    assert "--save-games" in capsys.readouterr().err
+    assert cli.main(["--agents", "greedy", "random", "--sizes", "3", "--save-games",
+                     str(tmp_path / "s"), "--no-progress", "--quiet"]) == 2
+    assert "cannot be combined with --sizes" in capsys.readouterr().err
+
+
+def test_ratings_that_cannot_be_told_apart_share_a_rank():
+    from agents.scoring import rating_ranks
+
+    # The README's case: 24.93 against 24.88 at sigma 0.8 says nothing about who is better.
+    ranks = rating_ranks({"a": (24.93, 0.8), "b": (24.88, 0.8), "c": (20.0, 0.8)})
+    assert ranks == {"a": (1, True), "b": (1, True), "c": (3, False)}
+    assert rating_ranks({"a": (30.0, 0.8), "b": (20.0, 0.8)}) == {"a": (1, False),
+                                                                    "b": (2, False)}
+    # Overlapping neighbours, separated ends: each sits below only what is clearly above it.
+    chain = rating_ranks({"a": (30.0, 1.0), "b": (27.0, 1.0), "c": (24.0, 1.0)})
+    assert chain == {"a": (1, True), "b": (1, True), "c": (2, False)}
+
+
+def test_the_table_shows_each_ratings_interval_and_its_shared_rank():
+    # greedy and counting play alike without wilds: their ratings cannot be told apart.
+    report = evaluate(["greedy", "counting", "random"], Rules(wilds="none", episode="round"),
+                      deals=50, seed=0)
+    rows = {line.split()[0]: line for line in report.table().splitlines()[4:7]}
+    for spec in ("greedy", "counting"):
+        rating = report.agents[spec]["rating"]
+        assert rating["rank"] == 1 and rating["tied"]
+        assert rows[spec].rstrip().endswith("1=")
+        assert f"{rating['mu']:.2f} +- {rating['ci95'][1] - rating['mu']:.2f}" in rows[spec]
+    assert report.agents["random"]["rating"]["rank"] == 3
+    assert not rows["random"].rstrip().endswith("=")

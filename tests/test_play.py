@@ -332,6 +332,24 @@ def test_end_of_input_leaves_cleanly_and_logs_the_unfinished_game(tmp_path):
     assert not log["finished"] and log["events"]
     code, again = run(["--replay", str(log_path)])
     assert code == 0 and "The game was left before its end." in again
+    # Left mid-deal: the layouts on the table, not a "next layout" there will never be
+    # (SHORT deals layouts of 2).
+    left = again.split("The table when the game was left:")[1]
+    assert "next layout" not in left
+    assert "random (seat 2): 0 rounds won, layout of 2" in left, left
+
+
+def test_a_finished_game_ends_with_the_layouts_on_the_table_not_a_next_deal(tmp_path):
+    log_path = tmp_path / "done.json"
+    keys = "\n".join(["s", "1", "2", "s", "1", "2"] * 200) + "\n"
+    code, text = run(["--seed", "5", "--log", str(log_path), "--wilds", "none",
+                      "--episode", "round", *SHORT], keys)
+    log = read_log(log_path)
+    assert log["finished"], text[-2000:]
+    code, again = run(["--replay", str(log_path)])
+    final = again.split("The table at the end of the game:")[1]
+    assert "next layout" not in final and "layout of 2" in final
+    assert "next layout" not in text.split("The table at the end of the game:")[1]
 
 
 def test_quit_key_leaves_with_exit_code_0():
@@ -394,7 +412,9 @@ def test_replay_prints_the_logged_events_deal_by_deal(tmp_path):
     assert deals >= 2  # two players with layouts of 2 need at least two deals
     for number in range(1, deals + 1):
         assert f"=== Deal {number} ===" in text
-        assert f"The table at the end of deal {number}:" in text
+        if number < deals:
+            assert f"The table at the end of deal {number}:" in text
+    assert "The table at the end of the game:" in text  # after the last deal
     events = [describe(Event(*e), log["names"]) for e in log["events"]]
     listed = [line[2:] for line in text.splitlines() if re.match(r"  \S", line)]
     assert listed == events
@@ -794,3 +814,20 @@ def test_bot_label_names_a_model_by_its_stem_and_escapes_control_characters():
     assert _bot_label("runs/x/model.safetensors") == "model"
     assert _bot_label("runs/x/ev\x1b[2Jil.safetensors") == "ev\\x1b[2Jil"
     assert _bot_label("greedy") == "greedy"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_replay_of_a_named_pipe_nobody_writes_is_refused_at_once(tmp_path):
+    import subprocess
+
+    fifo = tmp_path / "log.json"
+    os.mkfifo(fifo)
+    try:  # a subprocess: a read that blocks must fail this test, not hang the run
+        result = subprocess.run([sys.executable, "-m", "agents.play", "--replay", str(fifo)],
+                                capture_output=True, text=True, timeout=120,
+                                stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail("--replay blocked on a named pipe")
+    assert result.returncode == 2
+    assert f"cannot read {fifo}: not a regular file" in result.stderr
+    assert "Traceback" not in result.stderr
