@@ -3,9 +3,9 @@ appended, the conjunctions that decide nearly every move.
 
 Why: in Trash a card of rank r belongs in slot r, so most decisions turn on "the card on offer
 has rank r *and* my slot r is still open" (or "the card is wild"). The plain observation
-(:mod:`trash_env.observation`) holds the rank and the slot's state as separate one-hots; a plain
-network has to learn each product from a noisy game result, and needed about 12M steps where it
-needs about 250k with the products given (docs/environment.md, "The pairs observation").
+(:mod:`trash_env.observation`) holds the rank and the slot's state as separate one-hots, and a
+plain network learns each product only slowly from a noisy game result (the figures are in
+docs/environment.md, "The pairs observation").
 
 ==========================  =====  ===============================================================
 entry                       width  meaning
