@@ -18,9 +18,10 @@ held card x wild ranks      14     the same for the card in hand
 ==========================  =====  ===============================================================
 
 Every feature is the product of two observation entries, so the features are public
-information like the observation itself, and the same two index tables serve NumPy (the
-agents' forward pass) and torch (training). The features hold no parameters: a model file
-records only their name (``network.features`` in the sidecar).
+information like the observation itself. The table is defined once, in :mod:`trash_env.pairs`
+(the envs' ``observation="pairs"`` option appends the same entries); its two index tables
+serve NumPy (the agents' forward pass) and torch (training). The features hold no parameters:
+a model file records only their name (``network.features`` in the sidecar).
 """
 
 from __future__ import annotations
@@ -29,33 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from trash_env.cards import NUM_RANKS, NUM_SLOTS
-from trash_env.observation import SEAT_FEATURES, SLOT_FEATURES, players_of_observation
+from trash_env.observation import players_of_observation
+from trash_env.pairs import pair_indices
 
 FEATURES = ("obs", "pairs")  # obs: the observation alone (every model before ``pairs``)
-
-_RANK_WIDTH = NUM_RANKS + 1  # one-hot rank plus "none"
-
-
-def pair_indices(num_players: int) -> tuple[np.ndarray, np.ndarray]:
-    """The two observation indices multiplied for each ``pairs`` feature, in the table's
-    order (``num_players`` fixes where the global features start)."""
-    start = num_players * SEAT_FEATURES  # the discard top's one-hot
-    discard, held = start, start + _RANK_WIDTH
-    wild = held + _RANK_WIDTH + NUM_RANKS  # after the visible-per-rank block
-    left: list[int] = []
-    right: list[int] = []
-    for card in (discard, held):
-        for slot in range(NUM_SLOTS):  # slot 0 takes rank 1 (the ace)
-            for state in range(SLOT_FEATURES):
-                left.append(card + slot + 1)
-                right.append(slot * SLOT_FEATURES + state)
-    for card in (discard, held):
-        for rank in range(NUM_RANKS):
-            left.append(card + rank)
-            right.append(wild + rank)
-    return np.array(left, np.int64), np.array(right, np.int64)
-
 
 def extra_inputs(features: str, num_players: int) -> int:
     """How many inputs ``features`` adds to the observation."""

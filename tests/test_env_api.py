@@ -9,7 +9,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import trash_env
-from trash_env.observation import observation_size
+from trash_env.pairs import observation_width
 
 # Each entry: (id, options). Every Rules option that changes play, plus the env's own options.
 VARIANTS = [
@@ -35,6 +35,8 @@ VARIANTS = [
     ("round-rewards-6p", dict(num_players=6, round_rewards=True, losers_reveal=True)),
     ("one-deck-3p", dict(num_players=3, num_decks=1, start_size=5)),
     ("kids-game", dict(num_players=4, start_size=5, target_size=3, call_trash=True)),
+    ("pairs", dict(num_players=2, observation="pairs")),
+    ("pairs-5p", dict(num_players=5, observation="pairs", wilds="faces", jokers=True)),
 ]
 IDS = [name for name, _ in VARIANTS]
 OPTIONS = [opts for _, opts in VARIANTS]
@@ -83,7 +85,7 @@ def test_full_games_to_the_end(options):
         while e.agents:
             agent = e.agent_selection
             obs, reward, term, trunc, info = e.last()
-            assert obs["observation"].shape == (observation_size(n),)
+            assert obs["observation"].shape == (observation_width(n, e.unwrapped.observation),)
             assert obs["observation"].dtype == np.float32
             if term or trunc:
                 finished = True

@@ -3,7 +3,9 @@
 At random points of random games the hidden cards are changed behind the env's back
 (re-dealt with ``resample_hidden``, or two face-down cards of different rank swapped, or a
 face-down card swapped with a stock card): every agent's observation and mask must stay the
-same. The env's observation cache is cleared first, so the encoder really runs again.
+same. The env's observation cache is cleared first, so the encoder really runs again. The env
+observes in its ``"pairs"`` form, whose first entries are the plain observation: the appended
+entries (trash_env/pairs.py) are checked with it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import pytest
 
 import trash_env
 from trash_env.engine import DOWN
+from trash_env.pairs import observation_width
 
 LEAK_VARIANTS = [
     dict(num_players=2),
@@ -61,11 +64,15 @@ def swap_face_down_with_stock(game, rng) -> bool:
 
 @pytest.mark.parametrize("options", LEAK_VARIANTS, ids=lambda o: "-".join(map(str, o.values())))
 def test_hidden_cards_never_reach_observations(options):
-    e = trash_env.raw_env(**options)
+    # "pairs" holds the plain vector as its prefix: one run checks both forms.
+    e = trash_env.raw_env(observation="pairs", **options)
     rng = np.random.default_rng(len(options))
     changed = {"resample": 0, "slots": 0, "stock": 0}
     for seed in range(3):
         e.reset(seed=seed)
+        assert len(e.observe(e.agent_selection)["observation"]) == observation_width(
+            e.game.num_players, "pairs"
+        )
         while not e.game.done:
             game = e.game
             if rng.random() < 0.15:

@@ -35,7 +35,8 @@ def play_random(env: TrashSoloEnv, seed: int, options: dict | None = None) -> tu
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"episode": "round"}, {"num_players": 3, "call_trash": True}, {"num_players": 4}],
+    [{}, {"episode": "round"}, {"num_players": 3, "call_trash": True}, {"num_players": 4},
+     {"num_players": 3, "observation": "pairs"}],
 )
 def test_gymnasium_and_sb3_checkers_pass(options):
     gym_check_env(TrashSoloEnv(**options), skip_render_check=True)

@@ -356,7 +356,7 @@ def test_every_rules_option_is_a_parameter() -> None:
     )
     params = spiel.params_from_rules(rules, rng_seed=3)
     assert set(params) == set(spiel.PARAMETERS)
-    assert len(params) == len(Rules.option_names()) + 1  # + rng_seed
+    assert len(params) == len(Rules.option_names()) + 2  # + rng_seed, observation
     assert spiel.rules_from_params(params) == rules
     game = pyspiel.load_game(spiel.SHORT_NAME, params)
     assert game.rules == rules

@@ -3,7 +3,8 @@
 ``raw_env(**options)`` is the bare environment; ``env(**options)`` wraps it like PettingZoo's
 classic games (illegal actions end the game with reward -1 for the offender, actions are
 bounds-checked, call order is enforced). Options are every field of
-:class:`trash_env.rules.Rules` plus ``render_mode`` and ``round_rewards``.
+:class:`trash_env.rules.Rules` plus ``render_mode``, ``round_rewards`` and ``observation``
+(``"plain"``, or ``"pairs"``: :mod:`trash_env.pairs` appended).
 
 Why it looks the way it does:
 
@@ -44,14 +45,14 @@ from trash_env.observation import (
     action_mask,
     encode_observation,
     encode_state,
-    observation_size,
     state_size,
 )
+from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.rules import Rules
 from trash_env.seeding import check_seed
 
 RENDER_MODES = ("ansi", "human", "rgb_array")
-ENV_OPTIONS = ("render_mode", "round_rewards")
+ENV_OPTIONS = ("render_mode", "round_rewards", "observation")
 ILLEGAL_REWARD = -1
 
 
@@ -251,6 +252,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints the
             text after every step) or ``"rgb_array"`` (``render()`` returns an image).
         round_rewards: also reward every finished deal (see the module docstring).
+        observation: ``"plain"`` (the default, :mod:`trash_env.observation`) or ``"pairs"``:
+            the same vector with the 108 products of :mod:`trash_env.pairs` appended.
         **options: every field of :class:`trash_env.rules.Rules` (unknown names raise).
 
     Attributes:
@@ -267,7 +270,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
     }
 
     def __init__(
-        self, render_mode: str | None = None, round_rewards: bool = False, **options: Any
+        self,
+        render_mode: str | None = None,
+        round_rewards: bool = False,
+        observation: str = "plain",
+        **options: Any,
     ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
@@ -277,6 +284,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             )
         if not isinstance(round_rewards, (bool, np.bool_)):
             raise ValueError(f"round_rewards must be False or True, got {round_rewards!r}")
+        self.observation = check_observation(observation)
         unknown = sorted(set(options) - set(Rules.option_names()))
         if unknown:
             raise ValueError(
@@ -293,7 +301,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         # its bounds as arrays; docs/benchmarks.md). Action spaces are tiny and stay per agent.
         observation_space = spaces.Dict(
             {
-                "observation": spaces.Box(0.0, 1.0, (observation_size(n),), np.float32),
+                "observation": spaces.Box(
+                    0.0, 1.0, (observation_width(n, self.observation),), np.float32
+                ),
                 "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
             }
         )
@@ -363,8 +373,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         if cached is not None and cached[0] == self._steps:
             return cached[1]
         p = self._seat(agent)
+        vector = encode_observation(self.game, p)
+        if self.observation == "pairs":
+            vector = add_pairs(vector, self.game.num_players)
         obs = {
-            "observation": encode_observation(self.game, p),
+            "observation": vector,
             "action_mask": action_mask(self.game, p),
         }
         self._obs_cache[agent] = (self._steps, obs)

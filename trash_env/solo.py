@@ -9,7 +9,8 @@ their moves between the learner's decisions.
 
 - Observation: ``Box(0, 1, (observation_size(n),), float32)``, the learner's
   :func:`trash_env.observation.encode_observation` (public information only, seats ordered from
-  the learner). The action mask is not in the observation: ``action_masks()`` returns it (the
+  the learner); with ``observation="pairs"`` the 108 products of :mod:`trash_env.pairs` follow.
+  The action mask is not in the observation: ``action_masks()`` returns it (the
   sb3-contrib convention), and ``info["action_mask"]`` holds it too.
 - Actions: ``Discrete(13)`` as in the AEC env, an ``int`` or numpy integer scalar; anything
   else (a bool, a float, a string, an array, out of range) raises ValueError whatever
@@ -39,7 +40,8 @@ from gymnasium import spaces
 from trash_env.agent import Agent, make_agent
 from trash_env.engine import NUM_ACTIONS, Game
 from trash_env.match import Match, final_info
-from trash_env.observation import OBS_VERSION, action_mask, encode_observation, observation_size
+from trash_env.observation import OBS_VERSION, action_mask, encode_observation
+from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.rules import Rules
 from trash_env.seeding import check_seed
 
@@ -89,6 +91,8 @@ class TrashSoloEnv(gym.Env):
             ``"raise"`` raises ``ValueError`` naming the legal actions.
         render_mode: ``None``, ``"ansi"`` (``render()`` returns the table as text), ``"human"``
             (prints it) or ``"rgb_array"`` (a picture; SB3's ``make_vec_env`` asks for it).
+        observation: ``"plain"`` (the default, :mod:`trash_env.observation`) or ``"pairs"``:
+            the same vector with the 108 products of :mod:`trash_env.pairs` appended.
         **options: every field of :class:`trash_env.rules.Rules`.
     """
 
@@ -101,9 +105,11 @@ class TrashSoloEnv(gym.Env):
         round_rewards: bool = False,
         illegal: str = "lose",
         render_mode: str | None = None,
+        observation: str = "plain",
         **options: Any,
     ) -> None:
         self.rules = solo_rules(seat, round_rewards, options)
+        self.observation = check_observation(observation)
         n = self.rules.num_players
         if illegal not in ILLEGAL:
             raise ValueError(f"illegal must be one of 'lose', 'raise', got {illegal!r}")
@@ -118,7 +124,9 @@ class TrashSoloEnv(gym.Env):
         self._illegal = False
         self._pending = 0.0
         self.render_mode = render_mode
-        self.observation_space = spaces.Box(0.0, 1.0, (observation_size(n),), np.float32)
+        self.observation_space = spaces.Box(
+            0.0, 1.0, (observation_width(n, self.observation),), np.float32
+        )
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.obs_version = OBS_VERSION
         self._rng = np.random.default_rng()
@@ -289,7 +297,10 @@ class TrashSoloEnv(gym.Env):
         return 0.0 if paid is None else paid[self.seat]
 
     def _observe(self) -> np.ndarray:
-        return encode_observation(self.game, self.seat)
+        vector = encode_observation(self.game, self.seat)
+        if self.observation == "pairs":
+            return add_pairs(vector, self.rules.num_players)
+        return vector
 
     def _info(self) -> dict:
         """The same keys, types and shapes on every step (batching libraries such as Tianshou

@@ -7,7 +7,8 @@ between OpenSpiel's API and the engine's.
 Parameters are the options of :class:`trash_env.rules.Rules` under the same names, except
 ``players`` (OpenSpiel's name for ``num_players``) and ``0`` standing for ``None`` in
 ``num_decks`` (0: ``ceil(players / 2)`` decks) and ``max_deals`` (0: no limit), since OpenSpiel
-parameters cannot be ``None``. ``rng_seed`` seeds the game's generator of deal seeds. Bad values
+parameters cannot be ``None``. ``rng_seed`` seeds the game's generator of deal seeds;
+``observation`` (``"plain"`` or ``"pairs"``) is the envs' option of that name (below). Bad values
 raise the same ``ValueError`` as ``Rules``.
 
 Chance model: ``SAMPLED_STOCHASTIC``. A new state is a chance node with one outcome (``0``,
@@ -23,8 +24,9 @@ or revealed), and only face-down cards and the stock order are hidden, from ever
 their owner. So every tensor and string below is a function of public information only.
 
 - observation tensor: :func:`trash_env.observation.encode_observation` (the PettingZoo env's
-  observation vector, seats from the observer on).
-- information-state tensor: the observation plus the public state the observation leaves out
+  observation vector, seats from the observer on); with ``observation="pairs"`` the 108 products
+  of :mod:`trash_env.pairs` follow it (the envs' ``observation="pairs"`` vector).
+- information-state tensor: the observation tensor plus the public state the observation leaves out
   (:func:`public_state_features`): per-rank counts of the discard pile, of face-up cards in the
   layouts and of the stock once a reshuffle made its contents public, the turn and deal
   progress, pending "Trash!" claims and free turns left. It summarises the public history
@@ -65,6 +67,7 @@ from trash_env.engine import (
     Game,
 )
 from trash_env.observation import encode_observation, observation_size
+from trash_env.pairs import PAIR_FEATURES, check_observation, observation_width, pair_indices
 from trash_env.render import cell
 from trash_env.rules import FREE_DRAWS, MAX_PLAYERS, MIN_PLAYERS, Rules, check_option, option_spec
 
@@ -80,6 +83,7 @@ _OPTION_OF = {option_spec(f)["param"]: f for f in fields(Rules)}
 PARAMETERS: dict[str, Any] = {
     **{param: 0 if f.default is None else f.default for param, f in _OPTION_OF.items()},
     "rng_seed": 0,
+    "observation": "plain",
 }
 _NONE_AS_ZERO = tuple(param for param, f in _OPTION_OF.items() if option_spec(f)["optional"])
 
@@ -114,6 +118,7 @@ def rules_from_params(params: Mapping[str, Any]) -> Rules:
     values = {**PARAMETERS, **params}
     seed = values.pop("rng_seed")
     _check_seed("rng_seed", seed)
+    check_observation(values.pop("observation"))
     options = {}
     for param, value in values.items():
         option = _OPTION_OF[param]
@@ -123,13 +128,16 @@ def rules_from_params(params: Mapping[str, Any]) -> Rules:
     return Rules.from_options(**options)
 
 
-def params_from_rules(rules: Rules, rng_seed: int = 0) -> dict[str, Any]:
+def params_from_rules(
+    rules: Rules, rng_seed: int = 0, observation: str = "plain"
+) -> dict[str, Any]:
     """The OpenSpiel parameters of ``rules`` (the inverse of :func:`rules_from_params`)."""
     params: dict[str, Any] = {}
     for param, option in _OPTION_OF.items():
         value = getattr(rules, option.name)
         params[param] = 0 if value is None else value
     params["rng_seed"] = rng_seed
+    params["observation"] = check_observation(observation)
     return params
 
 
@@ -169,6 +177,7 @@ class TrashGame(pyspiel.Game):
         )
         super().__init__(_GAME_TYPE, info, params)
         self.rules = rules
+        self.observation = check_observation(params["observation"])
         self._seeds = np.random.default_rng(params["rng_seed"])
 
     def new_initial_state(self, seed: int | None = None) -> TrashState:
@@ -193,6 +202,7 @@ class TrashGame(pyspiel.Game):
             self.rules,
             iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False),
             params,
+            self.observation,
         )
 
 
@@ -323,9 +333,9 @@ def public_state_features(num_players: int) -> tuple[tuple[str, int], ...]:
     )
 
 
-def information_state_size(num_players: int) -> int:
-    """The length of the information-state tensor."""
-    return observation_size(num_players) + sum(
+def information_state_size(num_players: int, observation: str = "plain") -> int:
+    """The length of the information-state tensor (``observation``: the game's parameter)."""
+    return observation_width(num_players, observation) + sum(
         width for _, width in public_state_features(num_players)
     )
 
@@ -382,6 +392,7 @@ class TrashObserver:
         rules: Rules,
         iig_obs_type: pyspiel.IIGObservationType,
         params: Mapping[str, Any] | None,
+        observation: str = "plain",
     ) -> None:
         if params:
             raise ValueError(f"{SHORT_NAME} observers take no parameters; got {dict(params)}")
@@ -389,9 +400,12 @@ class TrashObserver:
         self._public = iig_obs_type.public_info
         self._recall = iig_obs_type.perfect_recall
         n = rules.num_players
+        self._pairs = pair_indices(n) if observation == "pairs" else None
         pieces: list[tuple[str, int]] = []
         if self._public:
             pieces.append(("observation", observation_size(n)))
+            if observation == "pairs":
+                pieces.append(("pairs", PAIR_FEATURES))
             if self._recall:
                 pieces += public_state_features(n)
         # Trash has no private information: every player sees the same, so the private_info
@@ -412,7 +426,10 @@ class TrashObserver:
         engine = state._engine
         if engine is None or not self._public:
             return
-        encode_observation(engine, player, self.dict["observation"])
+        plain = encode_observation(engine, player, self.dict["observation"])
+        if self._pairs is not None:
+            left, right = self._pairs
+            np.multiply(plain[left], plain[right], out=self.dict["pairs"])
         if not self._recall:
             return
         totals = self._decks_totals

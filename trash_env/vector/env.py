@@ -3,7 +3,8 @@ the step, as a stable-baselines3 ``VecEnv`` (:class:`TrashVecEnv`) and a Gymnasi
 ``VectorEnv`` (:class:`TrashVectorEnv`).
 
 Same spaces and reward semantics as :class:`trash_env.solo.TrashSoloEnv`: observations are the
-learner's ``encode_observation`` (``Box(0, 1, (observation_size(n),), float32)``), actions
+learner's ``encode_observation`` (``Box(0, 1, (observation_size(n),), float32)``; with
+``observation="pairs"`` the 108 products of :mod:`trash_env.pairs` follow), actions
 ``Discrete(13)``, ``action_masks()`` the learner's legal actions; per episode the learner's
 seat (unless fixed) and, per opponent seat, one entry of the opponent pool are drawn; a
 ``CALL`` decision is answered with ``CALL_TRASH`` for every seat; the final step pays the
@@ -38,6 +39,7 @@ from gymnasium import spaces
 from trash_env.agent import Agent, make_agent
 from trash_env.engine import NUM_ACTIONS
 from trash_env.observation import OBS_VERSION, observation_size
+from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.progress import check_coef, progress_potential
 from trash_env.rules import Rules
 from trash_env.solo import solo_rules
@@ -127,10 +129,12 @@ class SoloBatch:
         round_rewards: bool = False,
         seed: int | None = None,
         shaping: float = 0.0,
+        observation: str = "plain",
         **options: Any,
     ) -> None:
         self.shaping = check_coef(shaping)
         self.rules = solo_rules(seat, round_rewards, options)
+        self.observation = check_observation(observation)
         n = self.rules.num_players
         self.num_envs = num_envs
         self.seat_option = seat
@@ -143,7 +147,7 @@ class SoloBatch:
         self.weights = np.zeros(self.kinds.shape, np.float64)
         self.policy_of = np.full(self.kinds.shape, -1, np.int64)
         self.orngs = np.zeros((num_envs, 6), np.uint64)
-        self.obs_size = observation_size(n)
+        self.obs_size = observation_size(n)  # the plain observation: what opponents see
         self.episode_return = np.zeros(num_envs)
         self.episode_length = np.zeros(num_envs, np.int64)
         self.episode_start = np.zeros(num_envs)
@@ -306,14 +310,20 @@ class SoloBatch:
         return self.observe()
 
     def observe(self) -> np.ndarray:
-        return self.batch.observations(self.seats)
+        """The learners' observations, in the ``observation`` form."""
+        return self._learner_form(self.batch.observations(self.seats))
 
     def observe_slots(self, index: np.ndarray) -> np.ndarray:
         a = self.batch.arrays
         out = np.empty((index.size, self.obs_size), np.float32)
         K.batch_observe_index(self.batch.games, index, self.seats[index], out, a.cfg, a.wild,
                               a.totals)
-        return out
+        return self._learner_form(out)
+
+    def _learner_form(self, plain: np.ndarray) -> np.ndarray:
+        if self.observation == "pairs":
+            return add_pairs(plain, self.rules.num_players)
+        return plain
 
     def action_masks(self) -> np.ndarray:
         return self.batch.action_masks(self.seats).astype(bool)
@@ -403,9 +413,9 @@ class SoloBatch:
 OBS_INFO = {"obs_version": OBS_VERSION}
 
 
-def _spaces(num_players: int) -> tuple[spaces.Box, spaces.Discrete]:
+def _spaces(num_players: int, observation: str) -> tuple[spaces.Box, spaces.Discrete]:
     return (
-        spaces.Box(0.0, 1.0, (observation_size(num_players),), np.float32),
+        spaces.Box(0.0, 1.0, (observation_width(num_players, observation),), np.float32),
         spaces.Discrete(NUM_ACTIONS),
     )
 
@@ -420,7 +430,8 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
     """A stable-baselines3 ``VecEnv`` of ``num_envs`` TrashSolo games stepped as one batch.
 
     Arguments as :class:`trash_env.solo.TrashSoloEnv` (``opponents``, ``seat``,
-    ``round_rewards``, every ``Rules`` option) plus ``num_envs`` and ``seed``. Each finished
+    ``round_rewards``, ``observation``, every ``Rules`` option) plus ``num_envs`` and ``seed``.
+    Each finished
     episode's info holds ``episode`` (``r``, ``l``, ``t``: what ``Monitor`` records, so SB3
     logs ``ep_rew_mean``), ``terminal_observation``, ``TimeLimit.truncated``, ``seat``,
     ``winners``, ``won`` and ``placing``. ``action_masks()`` (and ``env_method("action_masks")``,
@@ -436,16 +447,18 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
         round_rewards: bool = False,
         seed: int | None = None,
         shaping: float = 0.0,
+        observation: str = "plain",
         **options: Any,
     ) -> None:
         if _VecEnv is object:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
         num_envs = _count(num_envs)
-        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
+        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping,
+                              observation, **options)
         self.rules = self.core.rules
         self.render_mode = None
         self.obs_version = OBS_VERSION
-        observation_space, action_space = _spaces(self.rules.num_players)
+        observation_space, action_space = _spaces(self.rules.num_players, self.core.observation)
         super().__init__(num_envs, observation_space, action_space)
         self._actions: np.ndarray | None = None
         self._started = False
@@ -538,13 +551,15 @@ def make_vec_env(
     seed: int | None = None,
     round_rewards: bool = False,
     shaping: float = 0.0,
+    observation: str = "plain",
 ) -> TrashVecEnv:
     """The batched ``VecEnv`` train.py uses when :func:`supports_opponents` allows it:
     ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options;
-    ``shaping`` the progress shaping's coefficient (agents/shaping.py; 0: the true reward)."""
+    ``shaping`` the progress shaping's coefficient (agents/shaping.py; 0: the true reward);
+    ``observation`` ``"plain"`` or ``"pairs"`` (:mod:`trash_env.pairs`)."""
     options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
     return TrashVecEnv(n_envs, opponents, round_rewards=round_rewards, seed=seed,
-                       shaping=shaping, **options)
+                       shaping=shaping, observation=observation, **options)
 
 
 class TrashVectorEnv(gym_vector.VectorEnv):
@@ -567,14 +582,16 @@ class TrashVectorEnv(gym_vector.VectorEnv):
         round_rewards: bool = False,
         seed: int | None = None,
         shaping: float = 0.0,
+        observation: str = "plain",
         **options: Any,
     ) -> None:
         num_envs = _count(num_envs)
-        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping, **options)
+        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping,
+                              observation, **options)
         self.rules = self.core.rules
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = _spaces(
-            self.rules.num_players
+            self.rules.num_players, self.core.observation
         )
         self.observation_space = gym_vector.utils.batch_space(
             self.single_observation_space, num_envs
