@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 
 import evaluate as evaluate_cli
-import train
 from agents.base import make_agent
 from agents.policy import (
     MAX_HEADER_BYTES,
@@ -30,6 +29,7 @@ from agents.policy import (
     network_tensors,
     write_policy,
 )
+from agents.training import cli as train
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv

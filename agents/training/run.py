@@ -1,0 +1,308 @@
+"""One training run: :func:`train` runs what a :class:`TrainConfig` describes."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.training.config import (
+    GAE_LAMBDA,
+    MODEL_SUFFIX,
+    RESUME_FLAGS,
+    TrainConfig,
+    flag,
+    settle,
+)
+from agents.training.envs import env_states, make_venv, opponent_pool
+from agents.training.eval_curve import EVAL_COLUMNS, evaluate_vs, evaluation_columns
+from agents.training.log import TRAIN_COLUMNS, append_row
+from agents.training.schedules import shaping_at, shaping_end
+
+
+def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
+    """The policy network: the MLP of ``net`` over the inputs of ``features``."""
+    kwargs: dict[str, Any] = {"net_arch": config.net_arch}
+    if config.features == "pairs":
+        from agents.features import torch_extractor
+
+        kwargs["features_extractor_class"] = torch_extractor()
+    return kwargs
+
+
+def check_resume_flags(config: TrainConfig, saved: dict[str, Any]) -> None:
+    """A resumed run reproduces the uninterrupted one only with the same training flags."""
+    given = config.resume_flags()
+    differ = [name for name in RESUME_FLAGS if name in saved and saved[name] != given[name]]
+    if differ:
+        shown = "; ".join(f"{flag(n)} {saved[n]!r} (given {given[n]!r})" for n in differ)
+        raise ValueError(f"--resume: the checkpoint was trained with other flags: {shown}; "
+                         "give the checkpoint's values")
+
+
+class Run:
+    """The state of one training run: its paths, envs, model, opponent pool and log."""
+
+    def __init__(self, config: TrainConfig, state: dict[str, Any] | None = None) -> None:
+        from trash_env.rules import Rules
+
+        self.config = config
+        self.state = state  # the checkpoint resumed from, or None
+        self.rules = dict(config.rules)
+        self.rules_obj = Rules.from_options(**self.rules)
+        self.num_players = self.rules_obj.num_players
+        out = config.out
+        self.dir, self.stem = out.parent, out.stem
+        self.pool_dir = self.dir / f"{self.stem}_pool"
+        self.ckpt_dir = self.dir / f"{self.stem}_checkpoints"
+        self.csv_path = self.dir / f"{self.stem}_log.csv"
+        self.png_path = self.dir / f"{self.stem}_curve.png"
+        self.bots = [spec for spec in config.opponents if spec != "self"]
+        self.self_play = "self" in config.opponents
+        self.start_time = time.perf_counter()
+        self.start_steps = 0
+        self.snapshots: list[str] = []
+        self.imitation: dict[str, float] = {}
+        self.shaping_end = shaping_end(config.shaping_until, config.timesteps)
+        if state is not None:
+            self.snapshots = list(state["snapshots"])
+            self.imitation = dict(state["imitation"])
+            self.shaping_end = int(state["shaping_end"])
+        self.shaping_now: float | None = self.shaping_at(0)
+        self.last_eval = -1
+        self.last_row = (0, self.start_time)  # (steps, time) of the last log row
+        from agents.training.callbacks import EpisodeStats
+
+        self.stats = EpisodeStats()
+        self.venv: Any = None
+        self.model: Any = None
+
+    # -- what every sidecar records
+    def info(self) -> dict[str, Any]:
+        from agents.policy import trained_for
+
+        config = self.config
+        return {
+            "algorithm": "MaskablePPO",
+            "num_players": self.num_players,
+            "rules": self.rules_obj.to_dict(),
+            "trained_for": trained_for(self.rules_obj),  # episode kind, layout sizes dealt
+            "seed": config.seed,
+            "opponents": list(config.opponents),
+            "round_rewards": config.round_rewards,
+            "net_arch": config.net_arch,
+            "imitate": None if config.imitate == "none" else config.imitate,
+            # The optional shaped reward: its start coefficient and the step where its
+            # annealing reached 0; evaluations score the true result only.
+            "shaping": ({"reward": "progress potential", "coef": config.shaping,
+                         "zero_at_step": self.shaping_end} if config.shaping else None),
+            **({"imitation": self.imitation} if self.imitation else {}),
+        }
+
+    def save_model(self, path: Path, info: dict[str, Any] | None = None) -> None:
+        """The policy as a model file with its sidecar (atomic writes)."""
+        from agents.training.export import export_sb3_policy
+
+        export_sb3_policy(self.model, path, {**(info or self.info()),
+                                             "timesteps": int(self.model.num_timesteps)})
+
+    # -- the shaping schedule
+    def shaping_at(self, steps: int) -> float:
+        return shaping_at(self.config.shaping, self.shaping_end, steps)
+
+    def set_shaping(self, steps: int) -> None:
+        coef = self.shaping_at(steps)
+        if coef != self.shaping_now:
+            self.venv.env_method("set_shaping", coef)
+            self.shaping_now = coef
+
+    # -- the opponent pool
+    def pool(self) -> list[str]:
+        return opponent_pool(self.config.opponents, self.snapshots)
+
+    def add_snapshot(self) -> None:
+        if not self.self_play:
+            return
+        path = self.pool_dir / f"snapshot_{self.model.num_timesteps:09d}{MODEL_SUFFIX}"
+        self.save_model(path)
+        self.snapshots.append(str(path))
+        self.snapshots = self.snapshots[-self.config.pool_size:]
+        self.venv.env_method("set_opponents", self.pool())
+
+    # -- checkpoints
+    def checkpoint(self) -> None:
+        """``step_N.safetensors`` (the policy) and ``step_N.ckpt`` (everything resuming
+        needs: the model with its optimizer, the envs, the pool, the random states)."""
+        from agents.training.checkpoint import CHECKPOINT_SUFFIX, checkpoint_state, write_checkpoint
+
+        steps = int(self.model.num_timesteps)
+        self.save_model(self.ckpt_dir / f"step_{steps:09d}{MODEL_SUFFIX}")
+        state = checkpoint_state(
+            self.model, envs=env_states(self.config, self.venv), snapshots=self.snapshots,
+            imitation=self.imitation, flags=self.config.resume_flags(),
+            shaping_end=self.shaping_end)
+        write_checkpoint(self.ckpt_dir / f"step_{steps:09d}{CHECKPOINT_SUFFIX}", state)
+
+    # -- envs and model
+    def make_model(self) -> Any:
+        from sb3_contrib import MaskablePPO
+
+        config = self.config
+        tensorboard = str(config.tensorboard) if config.tensorboard else None
+        if tensorboard:
+            try:
+                import tensorboard as _  # noqa: F401
+            except ImportError:
+                raise ValueError("--tensorboard needs the tensorboard package "
+                                 "(pip install tensorboard)") from None
+        if self.state is not None:
+            from agents.training.checkpoint import restore_model
+
+            model = restore_model(self.state, self.venv, tensorboard)
+            self.start_steps = int(model.num_timesteps)
+            return model
+        return MaskablePPO(
+            "MlpPolicy", self.venv, learning_rate=config.lr, n_steps=config.n_steps,
+            batch_size=config.batch_size, n_epochs=config.epochs, gamma=config.gamma,
+            gae_lambda=GAE_LAMBDA, ent_coef=config.ent_coef, seed=config.seed, device="cpu",
+            policy_kwargs=policy_kwargs(config), tensorboard_log=tensorboard, verbose=0,
+        )
+
+    # -- log
+    def log_row(self, evaluate: bool) -> dict[str, Any]:
+        """Append a row of training figures (and, when ``evaluate``, the evaluation against
+        greedy and random) to the CSV log; the training figures restart from there."""
+        steps = int(self.model.num_timesteps)
+        now = time.perf_counter()
+        elapsed = now - self.start_time
+        since, self.last_row = self.last_row, (steps, now)
+        stats = self.stats
+        per_episode = (lambda total: round(total / stats.episodes, 4)) if stats.episodes \
+            else (lambda total: "")
+        values = [
+            steps, round(elapsed, 1), round((steps - self.start_steps) / max(elapsed, 1e-9), 1),
+            # training alone since the previous row (whose evaluations are left out)
+            round((steps - since[0]) / max(now - since[1], 1e-9), 1) if steps > since[0]
+            else "",
+            stats.episodes, per_episode(stats.wins), per_episode(stats.reward_sum),
+            per_episode(stats.shaping_sum), round(self.shaping_now or 0.0, 6),
+        ]
+        row: dict[str, Any] = {**dict(zip(TRAIN_COLUMNS, values, strict=True)),
+                               **dict.fromkeys(EVAL_COLUMNS, "")}
+        stats.clear()
+        if evaluate:
+            path = self.pool_dir / f"eval_current{MODEL_SUFFIX}"
+            self.save_model(path)
+            row.update(evaluation_columns(path, self.config.eval_deals,
+                                          self.config.seed + steps, self.rules))
+            self.last_eval = steps
+            self.last_row = (steps, time.perf_counter())
+        append_row(self.csv_path, row)
+        if evaluate:
+            print(f"[{steps} steps, {row['steps_per_s']:.0f} steps/s] vs greedy: "
+                  f"{row['eval_win_rate']:.3f} [{row['eval_ci_low']:.3f}, "
+                  f"{row['eval_ci_high']:.3f}], vs random: {row['random_win_rate']:.3f} over "
+                  f"{row['eval_games']} games each ({row['eval_seconds']} s); training win rate "
+                  f"{row['train_win_rate']}, mean reward {row['train_mean_reward']}", flush=True)
+        return row
+
+
+def prepare(config: TrainConfig) -> tuple[TrainConfig, dict[str, Any] | None]:
+    """Everything checked before any work: the checkpoint of ``config.resume`` read and
+    validated, the config settled (:func:`~agents.training.config.settle`, taking the
+    checkpoint's values where none is given) and checked against the checkpoint. Returns the
+    settled config and the checkpoint's state (None without ``resume``); ``ValueError``."""
+    from agents.training.checkpoint import find_checkpoint
+
+    state = find_checkpoint(config.resume) if config.resume is not None else None
+    config = settle(config, state["flags"] if state is not None else None)
+    if state is not None:
+        check_resume_flags(config, state["flags"])
+        if config.vec != "batched" and len(state["envs"]) != config.envs:
+            raise ValueError(f"--resume: the checkpoint holds {len(state['envs'])} envs, "
+                             f"--envs is {config.envs}")
+        if int(state["timesteps"]) > config.timesteps:
+            raise ValueError(f"--timesteps {config.timesteps} is below the checkpoint's step "
+                             f"{state['timesteps']}")
+    return config, state
+
+
+def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run the training ``config`` describes; returns the final model's sidecar. A bad
+    setting or checkpoint raises ``ValueError`` before any training. ``checkpoint``: the
+    state :func:`prepare` returned for this (settled) config, when the caller has it."""
+    import torch
+
+    from agents.training.callbacks import ProgressBar, TrainingMonitor
+    from agents.training.curve import plot_curve
+
+    if checkpoint is None:
+        config, checkpoint = prepare(config)
+    state = checkpoint
+    torch.set_num_threads(config.threads)
+    # The distributions' argument checks cost ~10% of a batched run and catch nothing here:
+    # the masks come from the engine.
+    torch.distributions.Distribution.set_default_validate_args(False)
+    run = Run(config, state)
+    if state is not None:
+        print(f"resuming from {state['path']} (step {state['timesteps']})", flush=True)
+    run.dir.mkdir(parents=True, exist_ok=True)
+    run.venv = make_venv(config, run.pool(), run.shaping_now or 0.0,
+                         state["envs"] if state is not None else None)
+    if state is not None:  # the batch of the checkpoint holds its own coefficient: set ours
+        run.shaping_now = None
+        run.set_shaping(int(state["timesteps"]))
+    run.model = model = run.make_model()
+    if config.imitate != "none" and state is None:
+        from agents.training.imitation import imitate
+
+        run.imitation = imitate(model, config.imitate, config.imitate_samples,
+                                config.imitate_epochs, config.seed, run.bots, run.rules,
+                                config.round_rewards, config.gamma)
+    if not run.snapshots and run.self_play:
+        run.add_snapshot()  # the self-play pool starts with the untrained policy
+    remaining = config.timesteps - run.start_steps
+    print(f"training {remaining} steps ({run.start_steps} done) on {config.envs} {config.vec} "
+          f"envs, opponents {' '.join(config.opponents)}, rules {run.rules or 'standard'}",
+          flush=True)
+    monitor = TrainingMonitor(run)
+    run.last_row = (run.start_steps, time.perf_counter())
+    if config.eval_every and state is None:
+        run.log_row(evaluate=True)  # the level at step 0 (warm start or not)
+    bar = ProgressBar(run.start_steps, config.timesteps) if config.progress else None
+    if remaining > 0:
+        from stable_baselines3.common.callbacks import CallbackList
+
+        model.learn(remaining, callback=CallbackList([monitor] + ([bar] if bar else [])),
+                    reset_num_timesteps=state is None, tb_log_name=run.stem)
+    if bar is not None:
+        bar.close()
+    elapsed = time.perf_counter() - run.start_time
+    throughput = (model.num_timesteps - run.start_steps) / max(elapsed, 1e-9)
+    run.log_row(evaluate=bool(config.eval_every) and run.last_eval != model.num_timesteps)
+    run.venv.close()
+    # Evaluated from a file beside the pool; ``out`` is replaced only once all is done, so a
+    # run killed before the end leaves the previous model there as it was.
+    final = run.pool_dir / f"final{MODEL_SUFFIX}"
+    run.save_model(final)
+    evaluation = {}
+    for opponent in ("random", "greedy"):
+        figures = evaluate_vs(final, opponent, config.final_deals, config.seed + 1, run.rules,
+                              workers=config.workers)
+        evaluation[opponent] = figures
+        low, high = figures["ci95"]
+        print(f"final: vs {opponent}: win rate {figures['win_rate']:.3f} "
+              f"[{low:.3f}, {high:.3f}] over {figures['games']} games "
+              f"({figures['wins']} wins)", flush=True)
+    info = {**run.info(), "evaluation": evaluation,
+            "training_seconds": round(elapsed, 1), "steps_per_s": round(throughput, 1),
+            "evaluation_deals": config.final_deals}
+    run.save_model(config.out, info)
+    png = plot_curve(run.csv_path, run.png_path,
+                     f"{run.stem}: {run.num_players} players, {run.rules_obj.episode} episodes",
+                     par=1.0 / run.num_players)
+    out = config.out
+    print(f"saved {out} (+ {out.with_suffix('.json').name}); log {run.csv_path}"
+          + (f"; curve {png}" if png else "") + f"; {throughput:.0f} steps/s", flush=True)
+    return json.loads(out.with_suffix(".json").read_text())
