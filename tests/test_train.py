@@ -7,10 +7,8 @@ pretrained model. Bad model files and flags: tests/test_bad_input_models.py."""
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
-import pickle
 import shutil
 import signal
 import subprocess
@@ -24,7 +22,7 @@ import pytest
 from agents.base import make_agent
 from agents.evaluation import evaluate
 from agents.policy import PRETRAINED, PolicyAgent, load_policy_agent, load_tensors
-from agents.training.checkpoint import read_checkpoint_payload
+from agents.training.checkpoint import read_checkpoint
 from agents.training.cli import build_parser, config_of, main
 from agents.training.config import settle
 from agents.training.eval_curve import evaluate_vs
@@ -102,11 +100,18 @@ def test_smoke_run_saves_a_model_that_reloads_and_plays_legal_moves(smoke_run):
 
 
 def _sb3_model_of_checkpoint(path: Path):
-    """The stable-baselines3 model inside one of our own checkpoints (trusted: we wrote it)."""
+    """A stable-baselines3 model of the default network with a checkpoint's weights."""
+    import torch
     from sb3_contrib import MaskablePPO
 
-    state = pickle.loads(read_checkpoint_payload(path))
-    return MaskablePPO.load(io.BytesIO(state["model"]), device="cpu")
+    from agents.training.config import TrainConfig
+    from agents.training.run import policy_kwargs
+
+    state = read_checkpoint(path)
+    model = MaskablePPO("MlpPolicy", TrashSoloEnv(episode="round"), device="cpu",
+                        policy_kwargs=policy_kwargs(TrainConfig()))
+    model.policy.load_state_dict({k: torch.from_numpy(v) for k, v in state["policy"].items()})
+    return model
 
 
 def test_numpy_actor_from_safetensors_matches_the_torch_policy(smoke_run):
@@ -272,7 +277,7 @@ def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
     assert load_policy_agent(str(out)).num_players == 2
     # What it wrote before dying is whole: every checkpoint is complete or absent.
     for path in folder.glob("*.ckpt"):
-        read_checkpoint_payload(path)
+        read_checkpoint(path)
 
 
 def test_exact_resume_also_holds_with_subprocess_envs(tmp_path):
@@ -317,9 +322,9 @@ def test_the_default_path_is_the_batched_env_and_logs_its_episodes(batched_run):
     from trash_env.vector import TrashVecEnv
 
     folder = batched_run.parent / "a_checkpoints"
-    state = pickle.loads(read_checkpoint_payload(folder / "step_000000256.ckpt"))
+    state = read_checkpoint(folder / "step_000000256.ckpt")
     assert state["flags"]["vec"] == "batched" and state["flags"]["envs"] == 8
-    venv = pickle.loads(state["envs"][0])  # the whole batch, mid-episode, with its generator
+    venv = state["envs"][0]  # the whole batch, mid-episode, with its generator
     assert isinstance(venv, TrashVecEnv) and venv.num_envs == 8
     assert isinstance(venv.core.rng, np.random.Generator)
     # The self-play pool was pushed into the batch: the snapshot of step 0, then of 256.

@@ -25,7 +25,7 @@ from agents.shaping import (
     last_deal_end_potential,
     progress_potential,
 )
-from agents.training.checkpoint import read_checkpoint_payload
+from agents.training.checkpoint import read_checkpoint
 from agents.training.cli import main
 from agents.training.config import DEFAULT_SHAPING, TrainConfig
 from agents.training.run import Run
@@ -232,11 +232,8 @@ def test_dummy_path_trains_with_the_shaping_wrapper(tmp_path) -> None:
             "--eval-every", "0", "--final-deals", "2", "--workers", "1", "--opponents",
             "greedy", "--checkpoint-every", "256", "--no-progress", "--out", str(out)]
     assert main(argv) == 0
-    import pickle
-
-    state = pickle.loads(read_checkpoint_payload(
-        tmp_path / "d_checkpoints" / "step_000000256.ckpt"))
-    env = pickle.loads(state["envs"][0])
+    state = read_checkpoint(tmp_path / "d_checkpoints" / "step_000000256.ckpt")
+    env = state["envs"][0]
     assert isinstance(env, ProgressShaping) and env.coef == 1.0
     assert state["shaping_end"] == 256
     rows = list(csv.DictReader((tmp_path / "d_log.csv").open()))

@@ -47,9 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--resume", type=Path, default=None, metavar="CKPT",
         help="continue training from this checkpoint (a step_N.ckpt, or a checkpoints "
         "directory: its latest good one) up to --timesteps in total; a damaged checkpoint "
-        "is skipped for the previous one. WARNING: a .ckpt is unpickled (it holds the "
-        "optimizer and the envs mid-episode), which runs any code a crafted file holds: "
-        "resume only checkpoints you made")
+        "is skipped for the previous one; a .ckpt holds tensors and JSON only")
     add("--tensorboard", type=Path, default=None, metavar="DIR", help="TensorBoard log dir")
     add("--checkpoint-every", type=int, default=500_000, metavar="N",
         help="save a checkpoint after the PPO update at every N steps (default: 500000)")

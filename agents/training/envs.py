@@ -33,6 +33,7 @@ class Checkpointable(gym.Wrapper):
     whichever process the env lives."""
 
     def checkpoint_state(self) -> Any:
+        """The wrapped env as plain data (agents.training.env_state)."""
         from agents.training.env_state import solo_env_state
 
         return solo_env_state(self.env)
@@ -53,24 +54,32 @@ def make_venv(config: TrainConfig, pool: list[str], shaping: float,
     if config.vec == "batched":
         from trash_env.vector import make_vec_env
 
+        batch = make_vec_env(config.envs, pool, rules, seed=seed, round_rewards=round_rewards,
+                             shaping=shaping)
         if saved_envs is None:
-            return make_vec_env(config.envs, pool, rules, seed=seed,
-                                round_rewards=round_rewards, shaping=shaping)
-        return restore_batched_env(saved_envs, config.envs)
+            return batch
+        # The checkpoint's batch, mid-episode, once checked against the new one.
+        return restore_batched_env(saved_envs, config, batch)
+
+    def new_env(rank: int) -> Any:
+        env = TrashSoloEnv(opponents=pool, round_rewards=round_rewards, **rules)
+        shaped = ProgressShaping(Monitor(env), shaping)
+        shaped.reset(seed=seed * 1000 + rank)
+        return shaped
+
+    restored = None
+    if saved_envs is not None:  # checked here, before any worker starts
+        restored = [restore_solo_env(env, new_env(rank), rank)
+                    for rank, env in enumerate(saved_envs)]
 
     def factory(rank: int) -> Any:
-        state = saved_envs[rank] if saved_envs is not None else None
+        state = restored[rank] if restored is not None else None
 
         def make() -> Any:
             import torch
 
             torch.set_num_threads(1)
-            if state is not None:  # the env of the checkpoint, mid-episode
-                return Checkpointable(restore_solo_env(state))
-            env = TrashSoloEnv(opponents=pool, round_rewards=round_rewards, **rules)
-            shaped = ProgressShaping(Monitor(env), shaping)
-            shaped.reset(seed=seed * 1000 + rank)
-            return Checkpointable(shaped)
+            return Checkpointable(state if state is not None else new_env(rank))
 
         return make
 

@@ -156,18 +156,18 @@ class Run:
             except ImportError:
                 raise ValueError("--tensorboard needs the tensorboard package "
                                  "(pip install tensorboard)") from None
-        if self.state is not None:
-            from agents.training.checkpoint import restore_model
-
-            model = restore_model(self.state, self.venv, tensorboard)
-            self.start_steps = int(model.num_timesteps)
-            return model
-        return MaskablePPO(
+        model = MaskablePPO(
             "MlpPolicy", self.venv, learning_rate=config.lr, n_steps=config.n_steps,
             batch_size=config.batch_size, n_epochs=config.epochs, gamma=config.gamma,
             gae_lambda=GAE_LAMBDA, ent_coef=config.ent_coef, seed=config.seed, device="cpu",
             policy_kwargs=policy_kwargs(config), tensorboard_log=tensorboard, verbose=0,
         )
+        if self.state is not None:
+            from agents.training.checkpoint import restore_model
+
+            restore_model(self.state, self.venv, model)
+            self.start_steps = int(model.num_timesteps)
+        return model
 
     # -- log
     def log_row(self, evaluate: bool) -> dict[str, Any]:
@@ -250,6 +250,13 @@ def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict
     run.dir.mkdir(parents=True, exist_ok=True)
     run.venv = make_venv(config, run.pool(), run.shaping_now or 0.0,
                          state["envs"] if state is not None else None)
+    if config.checkpoint_every <= config.timesteps:
+        try:  # an env a checkpoint cannot hold fails now rather than at the first checkpoint
+            env_states(config, run.venv)
+        except ValueError as error:
+            run.venv.close()
+            raise ValueError(f"--checkpoint-every: the envs cannot be checkpointed: {error}"
+                             ) from None
     if state is not None:  # the batch of the checkpoint holds its own coefficient: set ours
         run.shaping_now = None
         run.set_shaping(int(state["timesteps"]))
