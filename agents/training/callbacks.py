@@ -66,13 +66,15 @@ class TrainingMonitor(BaseCallback):
             run.add_snapshot()
             while self.next_snapshot <= steps:
                 self.next_snapshot += config.snapshot_every
+        # The log row before the checkpoint: a run killed after the checkpoint of this step
+        # has the row too, and its resumption keeps the rows up to this step.
+        if steps >= self.next_eval and not final:
+            run.log_row(evaluate=True)
+            self.next_eval = next_eval_after(steps, config.eval_every)
         if steps >= self.next_checkpoint:
             run.checkpoint()
             while self.next_checkpoint <= steps:
                 self.next_checkpoint += config.checkpoint_every
-        if steps >= self.next_eval and not final:
-            run.log_row(evaluate=True)
-            self.next_eval = next_eval_after(steps, config.eval_every)
         if not final:
             run.set_shaping(steps)  # the coefficient for the coming rollout
 

@@ -119,6 +119,8 @@ def config_of(args: argparse.Namespace) -> TrainConfig:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse, check, train; a bad flag or checkpoint exits 2 with one sentence on stderr."""
+    from trash_env.cli import safe_text
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -126,6 +128,6 @@ def main(argv: list[str] | None = None) -> int:
         train(config, checkpoint)
     except ValueError as error:
         parser.print_usage(sys.stderr)
-        print(f"train.py: error: {error}", file=sys.stderr)
+        print(f"train.py: error: {safe_text(error)}", file=sys.stderr)
         return 2
     return 0

@@ -193,12 +193,14 @@ class TrainConfig:
         object.__setattr__(self, "opponents", opponents)
         if not isinstance(self.imitate, str):
             raise ValueError(f"--imitate must be an agent spec or none, got {self.imitate!r}")
-        from agents.base import make_agent
+        from agents.base import make_agent, parse_spec
 
-        for spec in opponents + ((self.imitate,) if self.imitate != "none" else ()):
-            if spec == "human":
-                raise ValueError("--opponents/--imitate: 'human' needs a person at a "
-                                 "terminal, which training has not; use a bot or a model file")
+        named = [("--opponents", spec) for spec in opponents]
+        named += [("--imitate", self.imitate)] if self.imitate != "none" else []
+        for name, spec in named:
+            if parse_spec(spec)[0] == "human":
+                raise ValueError(f"{name}: 'human' plays at a terminal, which training has "
+                                 "none of; give bots or model files")
             if spec != "self":
                 make_agent(spec, seed=0)  # an unknown bot or option fails before any training
 

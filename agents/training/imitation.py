@@ -75,6 +75,8 @@ def imitate(model: Any, teacher: str, samples: int, epochs: int, seed: int,
     with torch.no_grad():
         dist = policy.get_distribution(torch.as_tensor(obs), action_masks=masks)
         agree = float((dist.get_actions(deterministic=True).numpy() == actions).mean())
-    print(f"imitation of {teacher}: {len(actions)} decisions, {epochs} epochs, the policy's "
-          f"argmax agrees with the teacher on {agree:.1%} of them", flush=True)
+    from trash_env.cli import safe_text
+
+    print(f"imitation of {safe_text(teacher)}: {len(actions)} decisions, {epochs} epochs, "
+          f"the policy's argmax agrees with the teacher on {agree:.1%} of them", flush=True)
     return {"teacher_agreement": agree}

@@ -18,6 +18,7 @@ from agents.training.config import (
 from agents.training.envs import env_states, make_venv, opponent_pool
 from agents.training.eval_curve import EVAL_COLUMNS, evaluate_vs, evaluation_columns
 from agents.training.log import TRAIN_COLUMNS, append_row
+from agents.training.records import cut_log, model_files, remove_temp_files, repair_sidecar_copy
 from agents.training.schedules import shaping_at, shaping_end
 
 
@@ -71,6 +72,7 @@ class Run:
             self.shaping_end = int(state["shaping_end"])
         self.shaping_now: float | None = self.shaping_at(0)
         self.last_eval = -1
+        self.last_logged: int | None = None  # the step of the log's last row
         self.last_row = (0, self.start_time)  # (steps, time) of the last log row
         from agents.training.callbacks import EpisodeStats
 
@@ -199,12 +201,16 @@ class Run:
             self.last_eval = steps
             self.last_row = (steps, time.perf_counter())
         append_row(self.csv_path, row)
+        self.last_logged = steps
         if evaluate:
+            training = (f"training win rate {row['train_win_rate']}, mean reward "
+                        f"{row['train_mean_reward']}" if row["episodes"]
+                        else "no training episode finished since the last row")
             print(f"[{steps} steps, {row['steps_per_s']:.0f} steps/s] vs greedy: "
                   f"{row['eval_win_rate']:.3f} [{row['eval_ci_low']:.3f}, "
                   f"{row['eval_ci_high']:.3f}], vs random: {row['random_win_rate']:.3f} over "
-                  f"{row['eval_games']} games each ({row['eval_seconds']} s); training win rate "
-                  f"{row['train_win_rate']}, mean reward {row['train_mean_reward']}", flush=True)
+                  f"{row['eval_games']} games each ({row['eval_seconds']} s); {training}",
+                  flush=True)
         return row
 
 
@@ -236,6 +242,7 @@ def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict
 
     from agents.training.callbacks import ProgressBar, TrainingMonitor
     from agents.training.curve import plot_curve
+    from trash_env.cli import safe_text
 
     if checkpoint is None:
         config, checkpoint = prepare(config)
@@ -246,8 +253,16 @@ def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict
     torch.distributions.Distribution.set_default_validate_args(False)
     run = Run(config, state)
     if state is not None:
-        print(f"resuming from {state['path']} (step {state['timesteps']})", flush=True)
+        print(f"resuming from {safe_text(state['path'])} (step {state['timesteps']})",
+              flush=True)
     run.dir.mkdir(parents=True, exist_ok=True)
+    # What a killed run left: temp files, sidecar copies of another step, log rows after
+    # the checkpoint resumed from (the resumed run writes those steps again).
+    remove_temp_files(run.dir, run.stem)
+    for path in model_files(run.dir, run.stem):
+        repair_sidecar_copy(path)
+    if state is not None:
+        run.last_logged = cut_log(run.csv_path, int(state["timesteps"]))
     run.venv = make_venv(config, run.pool(), run.shaping_now or 0.0,
                          state["envs"] if state is not None else None)
     if config.checkpoint_every <= config.timesteps:
@@ -271,8 +286,8 @@ def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict
         run.add_snapshot()  # the self-play pool starts with the untrained policy
     remaining = config.timesteps - run.start_steps
     print(f"training {remaining} steps ({run.start_steps} done) on {config.envs} {config.vec} "
-          f"envs, opponents {' '.join(config.opponents)}, rules {run.rules or 'standard'}",
-          flush=True)
+          f"envs, opponents {safe_text(' '.join(config.opponents))}, rules "
+          f"{run.rules or 'standard'}", flush=True)
     monitor = TrainingMonitor(run)
     run.last_row = (run.start_steps, time.perf_counter())
     if config.eval_every and state is None:
@@ -287,7 +302,8 @@ def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict
         bar.close()
     elapsed = time.perf_counter() - run.start_time
     throughput = (model.num_timesteps - run.start_steps) / max(elapsed, 1e-9)
-    run.log_row(evaluate=bool(config.eval_every) and run.last_eval != model.num_timesteps)
+    if run.last_logged != model.num_timesteps:  # a finished run resumed has its last row
+        run.log_row(evaluate=bool(config.eval_every) and run.last_eval != model.num_timesteps)
     run.venv.close()
     # Evaluated from a file beside the pool; ``out`` is replaced only once all is done, so a
     # run killed before the end leaves the previous model there as it was.
@@ -310,6 +326,7 @@ def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict
                      f"{run.stem}: {run.num_players} players, {run.rules_obj.episode} episodes",
                      par=1.0 / run.num_players)
     out = config.out
-    print(f"saved {out} (+ {out.with_suffix('.json').name}); log {run.csv_path}"
-          + (f"; curve {png}" if png else "") + f"; {throughput:.0f} steps/s", flush=True)
+    print(safe_text(f"saved {out} (+ {out.with_suffix('.json').name}); log {run.csv_path}"
+                    + (f"; curve {png}" if png else "") + f"; {throughput:.0f} steps/s"),
+          flush=True)
     return json.loads(out.with_suffix(".json").read_text())
