@@ -11,7 +11,6 @@ numpy only, never a learning library.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ def linear_layers(net: Any, activation: str | None = None) -> tuple[list[Any], s
     ``activation`` when given); ``ValueError`` for anything else in between."""
     import torch.nn as nn
 
-    modules = list(net) if isinstance(net, (nn.Sequential, Sequence)) else None
+    modules = list(net) if isinstance(net, (nn.Sequential, list, tuple)) else None
     if modules is None:
         raise ValueError(f"the network must be an nn.Sequential or a list of nn.Linear layers, "
                          f"got {type(net).__name__}")
