@@ -79,6 +79,7 @@ class Run:
         self.stats = EpisodeStats()
         self.venv: Any = None
         self.model: Any = None
+        self.elapsed = 0.0
 
     # -- what every sidecar records
     def info(self) -> dict[str, Any]:
@@ -171,6 +172,109 @@ class Run:
             self.start_steps = int(model.num_timesteps)
         return model
 
+    # -- the run's three stages
+    def start(self) -> None:
+        """Tidy what a killed run left, build the envs and the model (from the checkpoint
+        when resuming), warm-start it if asked, seat the first self-play snapshot."""
+        from trash_env.cli import safe_text
+
+        config, state = self.config, self.state
+        if state is not None:
+            print(f"resuming from {safe_text(state['path'])} (step {state['timesteps']})",
+                  flush=True)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        # What a killed run left: temp files, sidecar copies of another step, log rows after
+        # the checkpoint resumed from (the resumed run writes those steps again).
+        remove_temp_files(self.dir, self.stem)
+        for path in model_files(self.dir, self.stem):
+            repair_sidecar_copy(path)
+        if state is not None:
+            self.last_logged = cut_log(self.csv_path, int(state["timesteps"]))
+        self.venv = make_venv(config, self.pool(), self.shaping_now or 0.0,
+                              state["envs"] if state is not None else None)
+        if config.checkpoint_every <= config.timesteps:
+            try:  # an env a checkpoint cannot hold fails now, not at the first checkpoint
+                env_states(config, self.venv)
+            except ValueError as error:
+                self.venv.close()
+                raise ValueError(f"--checkpoint-every: the envs cannot be checkpointed: "
+                                 f"{error}") from None
+        if state is not None:  # the batch of the checkpoint holds its own coefficient
+            self.shaping_now = None
+            self.set_shaping(int(state["timesteps"]))
+        self.model = self.make_model()
+        if config.imitate != "none" and state is None:
+            from agents.training.imitation import imitate
+
+            self.imitation = imitate(self.model, config.imitate, config.imitate_samples,
+                                     config.imitate_epochs, config.seed, self.bots,
+                                     self.rules, config.round_rewards, config.gamma)
+        if not self.snapshots and self.self_play:
+            self.add_snapshot()  # the self-play pool starts with the untrained policy
+
+    def learn(self) -> None:
+        """PPO up to ``timesteps`` (with the step-0 evaluation of a new run), then the log's
+        last row."""
+        from agents.training.callbacks import ProgressBar, TrainingMonitor
+        from trash_env.cli import safe_text
+
+        config, model = self.config, self.model
+        remaining = config.timesteps - self.start_steps
+        print(f"training {remaining} steps ({self.start_steps} done) on {config.envs} "
+              f"{config.vec} envs, opponents {safe_text(' '.join(config.opponents))}, rules "
+              f"{self.rules or 'standard'}", flush=True)
+        monitor = TrainingMonitor(self)
+        self.last_row = (self.start_steps, time.perf_counter())
+        if config.eval_every and self.state is None:
+            self.log_row(evaluate=True)  # the level at step 0 (warm start or not)
+        bar = ProgressBar(self.start_steps, config.timesteps) if config.progress else None
+        if remaining > 0:
+            from stable_baselines3.common.callbacks import CallbackList
+
+            model.learn(remaining, callback=CallbackList([monitor] + ([bar] if bar else [])),
+                        reset_num_timesteps=self.state is None, tb_log_name=self.stem)
+        if bar is not None:
+            bar.close()
+        self.elapsed = time.perf_counter() - self.start_time
+        if self.last_logged != model.num_timesteps:  # a finished run resumed has its row
+            self.log_row(evaluate=bool(config.eval_every)
+                         and self.last_eval != model.num_timesteps)
+        self.venv.close()
+
+    def finish(self) -> dict[str, Any]:
+        """The final evaluation, the model saved to ``out`` with its figures, the curve;
+        returns the sidecar written."""
+        from agents.training.curve import plot_curve
+        from trash_env.cli import safe_text
+
+        config, model = self.config, self.model
+        throughput = (model.num_timesteps - self.start_steps) / max(self.elapsed, 1e-9)
+        # Evaluated from a file beside the pool; ``out`` is replaced only once all is done,
+        # so a run killed before the end leaves the previous model there as it was.
+        final = self.pool_dir / f"final{MODEL_SUFFIX}"
+        self.save_model(final)
+        evaluation = {}
+        for opponent in ("random", "greedy"):
+            figures = evaluate_vs(final, opponent, config.final_deals, config.seed + 1,
+                                  self.rules, workers=config.workers)
+            evaluation[opponent] = figures
+            low, high = figures["ci95"]
+            print(f"final: vs {opponent}: win rate {figures['win_rate']:.3f} "
+                  f"[{low:.3f}, {high:.3f}] over {figures['games']} games "
+                  f"({figures['wins']} wins)", flush=True)
+        info = {**self.info(), "evaluation": evaluation,
+                "training_seconds": round(self.elapsed, 1),
+                "steps_per_s": round(throughput, 1), "evaluation_deals": config.final_deals}
+        out = config.out
+        self.save_model(out, info)
+        png = plot_curve(self.csv_path, self.png_path,
+                         f"{self.stem}: {self.num_players} players, "
+                         f"{self.rules_obj.episode} episodes", par=1.0 / self.num_players)
+        print(safe_text(f"saved {out} (+ {out.with_suffix('.json').name}); log "
+                        f"{self.csv_path}" + (f"; curve {png}" if png else "")
+                        + f"; {throughput:.0f} steps/s"), flush=True)
+        return json.loads(out.with_suffix(".json").read_text())
+
     # -- log
     def log_row(self, evaluate: bool) -> dict[str, Any]:
         """Append a row of training figures (and, when ``evaluate``, the evaluation against
@@ -240,93 +344,13 @@ def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict
     state :func:`prepare` returned for this (settled) config, when the caller has it."""
     import torch
 
-    from agents.training.callbacks import ProgressBar, TrainingMonitor
-    from agents.training.curve import plot_curve
-    from trash_env.cli import safe_text
-
     if checkpoint is None:
         config, checkpoint = prepare(config)
-    state = checkpoint
     torch.set_num_threads(config.threads)
     # The distributions' argument checks cost ~10% of a batched run and catch nothing here:
     # the masks come from the engine.
     torch.distributions.Distribution.set_default_validate_args(False)
-    run = Run(config, state)
-    if state is not None:
-        print(f"resuming from {safe_text(state['path'])} (step {state['timesteps']})",
-              flush=True)
-    run.dir.mkdir(parents=True, exist_ok=True)
-    # What a killed run left: temp files, sidecar copies of another step, log rows after
-    # the checkpoint resumed from (the resumed run writes those steps again).
-    remove_temp_files(run.dir, run.stem)
-    for path in model_files(run.dir, run.stem):
-        repair_sidecar_copy(path)
-    if state is not None:
-        run.last_logged = cut_log(run.csv_path, int(state["timesteps"]))
-    run.venv = make_venv(config, run.pool(), run.shaping_now or 0.0,
-                         state["envs"] if state is not None else None)
-    if config.checkpoint_every <= config.timesteps:
-        try:  # an env a checkpoint cannot hold fails now rather than at the first checkpoint
-            env_states(config, run.venv)
-        except ValueError as error:
-            run.venv.close()
-            raise ValueError(f"--checkpoint-every: the envs cannot be checkpointed: {error}"
-                             ) from None
-    if state is not None:  # the batch of the checkpoint holds its own coefficient: set ours
-        run.shaping_now = None
-        run.set_shaping(int(state["timesteps"]))
-    run.model = model = run.make_model()
-    if config.imitate != "none" and state is None:
-        from agents.training.imitation import imitate
-
-        run.imitation = imitate(model, config.imitate, config.imitate_samples,
-                                config.imitate_epochs, config.seed, run.bots, run.rules,
-                                config.round_rewards, config.gamma)
-    if not run.snapshots and run.self_play:
-        run.add_snapshot()  # the self-play pool starts with the untrained policy
-    remaining = config.timesteps - run.start_steps
-    print(f"training {remaining} steps ({run.start_steps} done) on {config.envs} {config.vec} "
-          f"envs, opponents {safe_text(' '.join(config.opponents))}, rules "
-          f"{run.rules or 'standard'}", flush=True)
-    monitor = TrainingMonitor(run)
-    run.last_row = (run.start_steps, time.perf_counter())
-    if config.eval_every and state is None:
-        run.log_row(evaluate=True)  # the level at step 0 (warm start or not)
-    bar = ProgressBar(run.start_steps, config.timesteps) if config.progress else None
-    if remaining > 0:
-        from stable_baselines3.common.callbacks import CallbackList
-
-        model.learn(remaining, callback=CallbackList([monitor] + ([bar] if bar else [])),
-                    reset_num_timesteps=state is None, tb_log_name=run.stem)
-    if bar is not None:
-        bar.close()
-    elapsed = time.perf_counter() - run.start_time
-    throughput = (model.num_timesteps - run.start_steps) / max(elapsed, 1e-9)
-    if run.last_logged != model.num_timesteps:  # a finished run resumed has its last row
-        run.log_row(evaluate=bool(config.eval_every) and run.last_eval != model.num_timesteps)
-    run.venv.close()
-    # Evaluated from a file beside the pool; ``out`` is replaced only once all is done, so a
-    # run killed before the end leaves the previous model there as it was.
-    final = run.pool_dir / f"final{MODEL_SUFFIX}"
-    run.save_model(final)
-    evaluation = {}
-    for opponent in ("random", "greedy"):
-        figures = evaluate_vs(final, opponent, config.final_deals, config.seed + 1, run.rules,
-                              workers=config.workers)
-        evaluation[opponent] = figures
-        low, high = figures["ci95"]
-        print(f"final: vs {opponent}: win rate {figures['win_rate']:.3f} "
-              f"[{low:.3f}, {high:.3f}] over {figures['games']} games "
-              f"({figures['wins']} wins)", flush=True)
-    info = {**run.info(), "evaluation": evaluation,
-            "training_seconds": round(elapsed, 1), "steps_per_s": round(throughput, 1),
-            "evaluation_deals": config.final_deals}
-    run.save_model(config.out, info)
-    png = plot_curve(run.csv_path, run.png_path,
-                     f"{run.stem}: {run.num_players} players, {run.rules_obj.episode} episodes",
-                     par=1.0 / run.num_players)
-    out = config.out
-    print(safe_text(f"saved {out} (+ {out.with_suffix('.json').name}); log {run.csv_path}"
-                    + (f"; curve {png}" if png else "") + f"; {throughput:.0f} steps/s"),
-          flush=True)
-    return json.loads(out.with_suffix(".json").read_text())
+    run = Run(config, checkpoint)
+    run.start()
+    run.learn()
+    return run.finish()
