@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 DEFAULT_OUT = Path("runs/default/model.safetensors")
 MODEL_SUFFIX = ".safetensors"
 # Ceilings: a typo (an extra zero or three) fails at once instead of running for days.
@@ -71,11 +73,13 @@ def flag(name: str) -> str:
 
 def _integer(name: str, value: object, low: int, high: int) -> int:
     """``value`` as a Python int (numpy integers too, never bools) within ``[low, high]``."""
-    try:
-        number = None if isinstance(value, (bool, float)) else operator.index(value)
-    except TypeError:
-        number = None
-    if number is None or str(type(value).__name__) == "bool_" or not low <= number <= high:
+    number = None
+    if not isinstance(value, (bool, np.bool_, float, np.floating)):
+        try:
+            number = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    if number is None or not low <= number <= high:
         raise ValueError(f"{flag(name)} must be an integer from {low} to {high:,}, "
                          f"got {value!r}")
     return number
@@ -83,13 +87,9 @@ def _integer(name: str, value: object, low: int, high: int) -> int:
 
 def _number(name: str, value: object, low: float, high: float, low_open: bool) -> float:
     """``value`` as a finite float within the range (numpy floats and ints too, not bools)."""
-    ok = not isinstance(value, bool) and type(value).__name__ != "bool_"
-    try:
-        number = float(value) if ok else math.nan  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        number = math.nan
-    if isinstance(value, str):
-        number = math.nan
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
+    number = float(value) if ok else math.nan  # type: ignore[arg-type]
     if not (math.isfinite(number) and (number > low if low_open else number >= low)
             and number <= high):
         raise ValueError(f"{flag(name)} must be a finite number in "
@@ -170,8 +170,9 @@ class TrainConfig:
         for name in ("round_rewards", "progress"):
             value = getattr(self, name)
             if not (value is None and name == "round_rewards"):
-                if type(value).__name__ not in ("bool", "bool_"):
-                    raise ValueError(f"{flag(name)} must be True or False, got {value!r}")
+                if not isinstance(value, (bool, np.bool_)):
+                    shown = "progress (--no-progress)" if name == "progress" else flag(name)
+                    raise ValueError(f"{shown} must be True or False, got {value!r}")
                 fix(self, name, bool(value))
         fix(self, "net", str(self.net))
         parse_net(self.net)
@@ -181,7 +182,11 @@ class TrainConfig:
 
         if not isinstance(self.rules, dict):
             raise ValueError(f"rules must be a dict of rules options, got {self.rules!r}")
-        Rules.from_options(**self.rules)  # a ValueError naming the option
+        try:
+            Rules.from_options(**self.rules)
+        except ValueError as error:
+            raise ValueError(f"rules: {error}") from None
+        fix(self, "rules", dict(self.rules))  # the config's own copy
 
     def _check_agents(self) -> None:
         opponents = self.opponents
