@@ -23,7 +23,7 @@ from agents.training.log import append_row
 EVAL_COLUMNS = ("eval_opponent", "eval_games", "eval_win_rate", "eval_ci_low", "eval_ci_high",
                 "random_games", "random_win_rate", "random_ci_low", "random_ci_high",
                 "eval_seconds")
-# eval_*: against greedy (the columns of the earliest logs); random_*: against random.
+# eval_*: against greedy; random_*: against random.
 OPPONENT_PREFIXES = (("greedy", "eval"), ("random", "random"))
 _callables = itertools.count()
 

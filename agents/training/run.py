@@ -347,8 +347,8 @@ def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict
     if checkpoint is None:
         config, checkpoint = prepare(config)
     torch.set_num_threads(config.threads)
-    # The distributions' argument checks cost ~10% of a batched run and catch nothing here:
-    # the masks come from the engine.
+    # The distributions' argument checks cost time (docs/training.md) and catch nothing
+    # here: the masks come from the engine.
     torch.distributions.Distribution.set_default_validate_args(False)
     run = Run(config, checkpoint)
     run.start()
