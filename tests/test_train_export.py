@@ -79,7 +79,8 @@ def test_a_list_of_layers_with_a_critic_and_the_cli_loaders(tmp_path):
 
 
 @pytest.mark.parametrize(("actor", "kwargs", "message"), [
-    (lambda n: _actor(n + 1), {}, "reads 154 inputs, but 2-player observations with features 'obs' have 153"),
+    (lambda n: _actor(n + 1), {},
+     "reads 154 inputs, but 2-player observations with features 'obs' have 153"),
     (lambda n: nn.Sequential(nn.Linear(n, 8), nn.Tanh(), nn.Linear(8, 8), nn.ReLU(),
                              nn.Linear(8, 13)), {}, "mixes activations"),
     (lambda n: nn.Sequential(nn.Linear(n, 8), nn.Dropout(), nn.Linear(8, 13)), {},
