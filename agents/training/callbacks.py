@@ -3,34 +3,11 @@ update the snapshots, checkpoints, evaluations and shaping coefficient) and the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.training.schedules import next_eval_after, next_multiple
-
-if TYPE_CHECKING:
-    from agents.training.run import Run
-
-
-class EpisodeStats:
-    """The training episodes' figures since the last log row."""
-
-    def __init__(self) -> None:
-        self.clear()
-
-    def clear(self) -> None:
-        self.episodes = 0
-        self.wins = 0
-        self.reward_sum = 0.0  # the true reward
-        self.shaping_sum = 0.0
-
-    def add(self, info: dict[str, Any]) -> None:
-        episode = info.get("episode", {})
-        self.episodes += 1
-        self.wins += bool(info.get("won"))
-        self.reward_sum += float(episode.get("r", 0.0))
-        self.shaping_sum += float(episode.get("shaping", 0.0))
 
 
 class TrainingMonitor(BaseCallback):
@@ -39,7 +16,8 @@ class TrainingMonitor(BaseCallback):
     so that they see the weights the update produced and a run resumed from a checkpoint of
     step N continues exactly where the uninterrupted run was."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Any) -> None:
+        """``run``: the :class:`agents.training.run.Run` whose stages it calls."""
         super().__init__()
         self.run = run
         config, start = run.config, run.start_steps

@@ -1,4 +1,5 @@
-"""A run's CSV log: one row per log point, columns in a fixed order."""
+"""A run's CSV log (one row per log point, columns in a fixed order) and the training
+episodes' figures its rows report."""
 
 from __future__ import annotations
 
@@ -22,3 +23,23 @@ def append_row(csv_path: Path, row: dict[str, Any]) -> None:
         if new:
             writer.writeheader()
         writer.writerow(row)
+
+
+class EpisodeStats:
+    """The training episodes' figures since the last log row."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.episodes = 0
+        self.wins = 0
+        self.reward_sum = 0.0  # the true reward
+        self.shaping_sum = 0.0
+
+    def add(self, info: dict[str, Any]) -> None:
+        episode = info.get("episode", {})
+        self.episodes += 1
+        self.wins += bool(info.get("won"))
+        self.reward_sum += float(episode.get("r", 0.0))
+        self.shaping_sum += float(episode.get("shaping", 0.0))

@@ -17,7 +17,7 @@ from agents.training.config import (
 )
 from agents.training.envs import env_states, make_venv, opponent_pool
 from agents.training.eval_curve import EVAL_COLUMNS, evaluate_vs, evaluation_columns
-from agents.training.log import TRAIN_COLUMNS, append_row
+from agents.training.log import TRAIN_COLUMNS, EpisodeStats, append_row
 from agents.training.records import cut_log, model_files, remove_temp_files, repair_sidecar_copy
 from agents.training.schedules import shaping_at, shaping_end
 
@@ -74,8 +74,6 @@ class Run:
         self.last_eval = -1
         self.last_logged: int | None = None  # the step of the log's last row
         self.last_row = (0, self.start_time)  # (steps, time) of the last log row
-        from agents.training.callbacks import EpisodeStats
-
         self.stats = EpisodeStats()
         self.venv: Any = None
         self.model: Any = None
