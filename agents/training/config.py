@@ -13,9 +13,11 @@ import math
 import operator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 DEFAULT_OUT = Path("runs/default/model.safetensors")
 MODEL_SUFFIX = ".safetensors"
@@ -157,8 +159,8 @@ class TrainConfig:
             value = getattr(self, name)
             if value is not None or name not in ("envs", "n_steps", "batch_size"):
                 fix(self, name, _integer(name, value, low, high))
-        for name, (low, high, low_open) in FLOAT_BOUNDS.items():
-            fix(self, name, _number(name, getattr(self, name), low, high, low_open))
+        for name, (bottom, top, bottom_open) in FLOAT_BOUNDS.items():
+            fix(self, name, _number(name, getattr(self, name), bottom, top, bottom_open))
         if self.vec is not None and str(self.vec) not in VEC_CHOICES:
             raise ValueError(f"--vec must be one of {', '.join(VEC_CHOICES)}, got {self.vec!r}")
         if self.vec is not None:
@@ -249,6 +251,13 @@ class TrainConfig:
         """The values a checkpoint records and a resumed run must repeat (JSON types)."""
         return {name: list(self.opponents) if name == "opponents" else getattr(self, name)
                 for name in RESUME_FLAGS}
+
+
+def decided(value: T | None, name: str) -> T:
+    """A value :func:`settle` decides (``envs``, ``n_steps``, ...), once it has."""
+    if value is None:
+        raise ValueError(f"{flag(name)} is not decided yet: settle() the config first")
+    return value
 
 
 def batched_refusal(opponents: tuple[str, ...] | list[str]) -> str | None:

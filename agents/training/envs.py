@@ -12,7 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agents.training.config import TrainConfig
+from agents.training.config import TrainConfig, decided
 
 
 def opponent_pool(opponents: tuple[str, ...] | list[str], snapshots: list[str]) -> list[str]:
@@ -50,11 +50,13 @@ def make_venv(config: TrainConfig, pool: list[str], shaping: float,
     from agents.training.env_state import restore_batched_env, restore_solo_env
     from trash_env.solo import TrashSoloEnv
 
-    rules, round_rewards, seed = config.rules, config.round_rewards, config.seed
+    rules, seed = config.rules, config.seed
+    num_envs = decided(config.envs, "envs")
+    round_rewards = decided(config.round_rewards, "round_rewards")
     if config.vec == "batched":
         from trash_env.vector import make_vec_env
 
-        batch = make_vec_env(config.envs, pool, rules, seed=seed, round_rewards=round_rewards,
+        batch = make_vec_env(num_envs, pool, rules, seed=seed, round_rewards=round_rewards,
                              shaping=shaping)
         if saved_envs is None:
             return batch
@@ -83,7 +85,7 @@ def make_venv(config: TrainConfig, pool: list[str], shaping: float,
 
         return make
 
-    makers = [factory(rank) for rank in range(config.envs)]
+    makers = [factory(rank) for rank in range(num_envs)]
     if config.vec == "subproc":
         return SubprocVecEnv(makers, start_method="spawn")
     return DummyVecEnv(makers)

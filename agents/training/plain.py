@@ -221,13 +221,14 @@ class Decoder:
             (kind,) = kinds
             items = [dec(v, depth) for v in self._items(node, kind)]
             self._hashable(items)
-            memo[ident] = value = set(items) if kind == "set" else frozenset(items)
-            return value
+            memo[ident] = members = set(items) if kind == "set" else frozenset(items)
+            return members
         if kinds == {"deque", "maxlen"}:
             maxlen = node["maxlen"]
             if maxlen is not None and (not isinstance(maxlen, int) or maxlen < 0):
                 raise self.fail("a bad deque length")
-            memo[ident] = queue = deque(maxlen=maxlen)
+            queue: deque[Any] = deque(maxlen=maxlen)
+            memo[ident] = queue
             queue.extend(dec(v, depth) for v in self._items(node, "deque"))
             return queue
         if kinds == {"dict"}:

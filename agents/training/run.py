@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from agents.training.config import (
     MODEL_SUFFIX,
     RESUME_FLAGS,
     TrainConfig,
+    decided,
     flag,
     settle,
 )
@@ -151,15 +153,14 @@ class Run:
 
         config = self.config
         tensorboard = str(config.tensorboard) if config.tensorboard else None
-        if tensorboard:
-            try:
-                import tensorboard as _  # noqa: F401
-            except ImportError:
-                raise ValueError("--tensorboard needs the tensorboard package "
-                                 "(pip install tensorboard)") from None
+        if tensorboard and importlib.util.find_spec("tensorboard") is None:
+            raise ValueError("--tensorboard needs the tensorboard package "
+                             "(pip install tensorboard)")
         model = MaskablePPO(
-            "MlpPolicy", self.venv, learning_rate=config.lr, n_steps=config.n_steps,
-            batch_size=config.batch_size, n_epochs=config.epochs, gamma=config.gamma,
+            "MlpPolicy", self.venv, learning_rate=config.lr,
+            n_steps=decided(config.n_steps, "n_steps"),
+            batch_size=decided(config.batch_size, "batch_size"), n_epochs=config.epochs,
+            gamma=config.gamma,
             gae_lambda=GAE_LAMBDA, ent_coef=config.ent_coef, seed=config.seed, device="cpu",
             policy_kwargs=policy_kwargs(config), tensorboard_log=tensorboard, verbose=0,
         )
@@ -206,7 +207,9 @@ class Run:
 
             self.imitation = imitate(self.model, config.imitate, config.imitate_samples,
                                      config.imitate_epochs, config.seed, self.bots,
-                                     self.rules, config.round_rewards, config.gamma)
+                                     self.rules,
+                                     decided(config.round_rewards, "round_rewards"),
+                                     config.gamma)
         if not self.snapshots and self.self_play:
             self.add_snapshot()  # the self-play pool starts with the untrained policy
 
