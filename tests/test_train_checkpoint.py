@@ -20,10 +20,33 @@ from agents.training.checkpoint import METADATA_KEY, OLD_MAGIC, read_checkpoint
 from agents.training.cli import main
 from agents.training.plain import decode, encode
 
-TINY = ["--vec", "dummy", "--envs", "2", "--n-steps", "64", "--batch-size", "64", "--epochs",
-        "1", "--episode", "round", "--eval-every", "0", "--final-deals", "2",
-        "--checkpoint-every", "128", "--no-progress", "--workers", "1", "--opponents",
-        "random", "--timesteps", "256"]
+TINY = [
+    "--vec",
+    "dummy",
+    "--envs",
+    "2",
+    "--n-steps",
+    "64",
+    "--batch-size",
+    "64",
+    "--epochs",
+    "1",
+    "--episode",
+    "round",
+    "--eval-every",
+    "0",
+    "--final-deals",
+    "2",
+    "--checkpoint-every",
+    "128",
+    "--no-progress",
+    "--workers",
+    "1",
+    "--opponents",
+    "random",
+    "--timesteps",
+    "256",
+]
 
 
 class Evil:
@@ -47,7 +70,7 @@ def _rewrite(path: Path, change) -> None:
     """Rewrite the checkpoint's JSON document through ``change(document)``."""
     data = path.read_bytes()
     size = int.from_bytes(data[:8], "little")
-    document = json.loads(json.loads(data[8:8 + size])["__metadata__"][METADATA_KEY])
+    document = json.loads(json.loads(data[8 : 8 + size])["__metadata__"][METADATA_KEY])
     change(document)
     path.write_bytes(save(load(data), metadata={METADATA_KEY: json.dumps(document)}))
 
@@ -57,8 +80,7 @@ def _main_items(document: dict) -> list:
 
 
 def _resume(folder: Path, tmp_path: Path, capsys, name: str = "step_000000128.ckpt"):
-    code = main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
-                        str(folder / name)])
+    code = main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume", str(folder / name)])
     return code, capsys.readouterr()
 
 
@@ -92,13 +114,13 @@ def test_an_old_pickle_checkpoint_is_refused_and_its_payload_not_run(tmp_path, c
     assert code == 2 and not marker.exists() and "Traceback" not in captured.err
 
 
-def test_a_crafted_step_999999999_in_the_folder_is_skipped_for_the_real_one(
-        run, tmp_path, capsys):
+def test_a_crafted_step_999999999_in_the_folder_is_skipped_for_the_real_one(run, tmp_path, capsys):
     folder = _copy(run, tmp_path)
     marker = tmp_path / "PWNED"
     payload = pickle.dumps(Evil(marker))
     (folder / "step_999999999.ckpt").write_bytes(
-        OLD_MAGIC + hashlib.sha256(payload).digest() + payload)
+        OLD_MAGIC + hashlib.sha256(payload).digest() + payload
+    )
     code = main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume", str(folder)])
     captured = capsys.readouterr()
     assert code == 0 and not marker.exists()
@@ -106,23 +128,35 @@ def test_a_crafted_step_999999999_in_the_folder_is_skipped_for_the_real_one(
     assert "resuming from" in captured.out and "step_000000128.ckpt" in captured.out
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda d: _main_items(d).append(["evil", 1]), "unexpected evil"),
-    (lambda d: _main_items(d).__setitem__(slice(None), [
-        p for p in _main_items(d) if p[0] != "timesteps"]), "missing timesteps"),
-    (lambda d: [p.__setitem__(1, "many") for p in _main_items(d) if p[0] == "timesteps"],
-     "timesteps must be an integer"),
-    (lambda d: d.__setitem__("version", 1), "not a version 2"),
-    (lambda d: d.__setitem__("extra", 1), "unexpected extra"),
-    (lambda d: d["envs"][0]["tree"].__setitem__("object", "os:system"),
-     "a class that is not allowed ('os:system')"),
-    (lambda d: d["envs"][0]["tree"].__setitem__("object", "builtins:eval"),
-     "a class that is not allowed"),
-    (lambda d: d["envs"].pop(), "unexpected tensors envs.1.0"),
-    (lambda d: d["envs"][0]["tree"]["state"].pop(), "lacks attributes"),
-])
-def test_a_tampered_checkpoint_gets_one_sentence_and_exit_2(run, tmp_path, capsys, change,
-                                                           message):
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: _main_items(d).append(["evil", 1]), "unexpected evil"),
+        (
+            lambda d: _main_items(d).__setitem__(
+                slice(None), [p for p in _main_items(d) if p[0] != "timesteps"]
+            ),
+            "missing timesteps",
+        ),
+        (
+            lambda d: [p.__setitem__(1, "many") for p in _main_items(d) if p[0] == "timesteps"],
+            "timesteps must be an integer",
+        ),
+        (lambda d: d.__setitem__("version", 1), "not a version 2"),
+        (lambda d: d.__setitem__("extra", 1), "unexpected extra"),
+        (
+            lambda d: d["envs"][0]["tree"].__setitem__("object", "os:system"),
+            "a class that is not allowed ('os:system')",
+        ),
+        (
+            lambda d: d["envs"][0]["tree"].__setitem__("object", "builtins:eval"),
+            "a class that is not allowed",
+        ),
+        (lambda d: d["envs"].pop(), "unexpected tensors envs.1.0"),
+        (lambda d: d["envs"][0]["tree"]["state"].pop(), "lacks attributes"),
+    ],
+)
+def test_a_tampered_checkpoint_gets_one_sentence_and_exit_2(run, tmp_path, capsys, change, message):
     folder = tmp_path / "only"
     folder.mkdir()
     shutil.copy(run / "step_000000128.ckpt", folder)
@@ -148,8 +182,15 @@ def test_a_truncated_checkpoint_is_refused(run, tmp_path, capsys):
 
 def test_the_plain_codec_keeps_shared_objects_and_refuses_other_classes():
     shared = [1, 2]
-    tree, arrays = encode({"a": shared, "b": shared, "c": (np.arange(3), np.float32(2.5)),
-                           "g": np.random.default_rng(4)}, {})
+    tree, arrays = encode(
+        {
+            "a": shared,
+            "b": shared,
+            "c": (np.arange(3), np.float32(2.5)),
+            "g": np.random.default_rng(4),
+        },
+        {},
+    )
     back = decode(json.loads(json.dumps(tree)), arrays, {}, "test")
     assert back["a"] is back["b"] and back["a"] == [1, 2]
     assert np.array_equal(back["c"][0], np.arange(3)) and back["c"][1] == np.float32(2.5)
@@ -157,5 +198,6 @@ def test_the_plain_codec_keeps_shared_objects_and_refuses_other_classes():
     with pytest.raises(ValueError, match="cannot store a .*Evil"):
         encode(Evil(Path("x")), {})
     with pytest.raises(ValueError, match="arrays of Python objects"):
-        decode({"id": 0, "array": 0, "dtype": "|O", "shape": [1]}, [np.zeros(8, np.uint8)],
-               {}, "test")
+        decode(
+            {"id": 0, "array": 0, "dtype": "|O", "shape": [1]}, [np.zeros(8, np.uint8)], {}, "test"
+        )

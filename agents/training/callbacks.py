@@ -66,8 +66,9 @@ class ProgressBar(BaseCallback):
 
         super().__init__()
         self.total = total
-        self.bar = tqdm(total=total, initial=min(start, total), unit="step", smoothing=0.1,
-                        dynamic_ncols=True)
+        self.bar = tqdm(
+            total=total, initial=min(start, total), unit="step", smoothing=0.1, dynamic_ncols=True
+        )
         self.shown = min(start, total)
 
     def _on_step(self) -> bool:

@@ -63,9 +63,25 @@ FLOAT_BOUNDS = {  # field -> (lowest, highest, lowest excluded)
     "shaping_until": (0.0, 1.0, True),
 }
 # Fields that change the trained weights: a resumed run must use the checkpoint's values.
-RESUME_FLAGS = ("envs", "vec", "opponents", "snapshot_every", "pool_size", "net", "lr",
-                "n_steps", "batch_size", "epochs", "gamma", "ent_coef", "round_rewards",
-                "threads", "shaping", "shaping_until", "features")
+RESUME_FLAGS = (
+    "envs",
+    "vec",
+    "opponents",
+    "snapshot_every",
+    "pool_size",
+    "net",
+    "lr",
+    "n_steps",
+    "batch_size",
+    "epochs",
+    "gamma",
+    "ent_coef",
+    "round_rewards",
+    "threads",
+    "shaping",
+    "shaping_until",
+    "features",
+)
 
 
 def flag(name: str) -> str:
@@ -82,20 +98,23 @@ def _integer(name: str, value: object, low: int, high: int) -> int:
         except TypeError:
             pass
     if number is None or not low <= number <= high:
-        raise ValueError(f"{flag(name)} must be an integer from {low} to {high:,}, "
-                         f"got {value!r}")
+        raise ValueError(f"{flag(name)} must be an integer from {low} to {high:,}, got {value!r}")
     return number
 
 
 def _number(name: str, value: object, low: float, high: float, low_open: bool) -> float:
     """``value`` as a finite float within the range (numpy floats and ints too, not bools)."""
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
+        value, (bool, np.bool_)
+    )
     number = float(value) if ok else math.nan  # type: ignore[arg-type]
-    if not (math.isfinite(number) and (number > low if low_open else number >= low)
-            and number <= high):
-        raise ValueError(f"{flag(name)} must be a finite number in "
-                         f"{'(' if low_open else '['}{low:g}, {high:g}], got {value!r}")
+    if not (
+        math.isfinite(number) and (number > low if low_open else number >= low) and number <= high
+    ):
+        raise ValueError(
+            f"{flag(name)} must be a finite number in "
+            f"{'(' if low_open else '['}{low:g}, {high:g}], got {value!r}"
+        )
     return number
 
 
@@ -108,8 +127,10 @@ def parse_net(net: object) -> list[int]:
         if not 1 <= len(sizes) <= MAX_LAYERS or not all(1 <= x <= MAX_WIDTH for x in sizes):
             raise ValueError
     except ValueError:
-        raise ValueError(f"--net must be 1 to {MAX_LAYERS} layer sizes from 1 to {MAX_WIDTH} "
-                         f"like 128,128, got {net!r}") from None
+        raise ValueError(
+            f"--net must be 1 to {MAX_LAYERS} layer sizes from 1 to {MAX_WIDTH} "
+            f"like 128,128, got {net!r}"
+        ) from None
     return sizes
 
 
@@ -166,8 +187,9 @@ class TrainConfig:
         if self.vec is not None:
             fix(self, "vec", str(self.vec))
         if str(self.features) not in FEATURE_CHOICES:
-            raise ValueError(f"--features must be one of {', '.join(FEATURE_CHOICES)}, got "
-                             f"{self.features!r}")
+            raise ValueError(
+                f"--features must be one of {', '.join(FEATURE_CHOICES)}, got {self.features!r}"
+            )
         fix(self, "features", str(self.features))
         for name in ("round_rewards", "progress"):
             value = getattr(self, name)
@@ -206,8 +228,10 @@ class TrainConfig:
         named += [("--imitate", self.imitate)] if self.imitate != "none" else []
         for name, spec in named:
             if parse_spec(spec)[0] == "human":
-                raise ValueError(f"{name}: 'human' plays at a terminal, which training has "
-                                 "none of; give bots or model files")
+                raise ValueError(
+                    f"{name}: 'human' plays at a terminal, which training has "
+                    "none of; give bots or model files"
+                )
             if spec != "self":
                 make_agent(spec, seed=0)  # an unknown bot or option fails before any training
 
@@ -220,8 +244,10 @@ class TrainConfig:
                 object.__setattr__(self, name, Path(value))
         out = self.out
         if out.suffix == ".zip":
-            raise ValueError(f"--out must end in {MODEL_SUFFIX} (train.py no longer writes "
-                             f".zip models, which run code when loaded), got {str(out)!r}")
+            raise ValueError(
+                f"--out must end in {MODEL_SUFFIX} (train.py no longer writes "
+                f".zip models, which run code when loaded), got {str(out)!r}"
+            )
         check_output_path("--out", out, (MODEL_SUFFIX,))
         stem = out.parent / out.stem
         check_output_path("--out (its CSV log)", Path(f"{stem}_log.csv"))
@@ -229,12 +255,14 @@ class TrainConfig:
         for kind in ("checkpoints", "pool"):
             folder = Path(f"{stem}_{kind}")
             if folder.exists() and not folder.is_dir():
-                raise ValueError(f"--out: {str(folder)!r} must be a directory for the {kind}, "
-                                 "but it is a file")
+                raise ValueError(
+                    f"--out: {str(folder)!r} must be a directory for the {kind}, but it is a file"
+                )
         if self.tensorboard is not None:
             if self.tensorboard.exists() and not self.tensorboard.is_dir():
-                raise ValueError(f"--tensorboard must be a directory, got the file "
-                                 f"{str(self.tensorboard)!r}")
+                raise ValueError(
+                    f"--tensorboard must be a directory, got the file {str(self.tensorboard)!r}"
+                )
             check_output_path("--tensorboard", self.tensorboard / "events")
 
     @property
@@ -244,13 +272,14 @@ class TrainConfig:
     @property
     def settled(self) -> bool:
         """Whether every value that depends on the path or a checkpoint is decided."""
-        return None not in (self.vec, self.envs, self.n_steps, self.batch_size,
-                            self.round_rewards)
+        return None not in (self.vec, self.envs, self.n_steps, self.batch_size, self.round_rewards)
 
     def resume_flags(self) -> dict[str, Any]:
         """The values a checkpoint records and a resumed run must repeat (JSON types)."""
-        return {name: list(self.opponents) if name == "opponents" else getattr(self, name)
-                for name in RESUME_FLAGS}
+        return {
+            name: list(self.opponents) if name == "opponents" else getattr(self, name)
+            for name in RESUME_FLAGS
+        }
 
 
 def decided(value: T | None, name: str) -> T:
@@ -269,8 +298,10 @@ def batched_refusal(opponents: tuple[str, ...] | list[str]) -> str | None:
         return f"trash_env.vector is unavailable ({error})"
     for spec in opponents:
         if spec != "self" and not supports_opponents([spec]):
-            return (f"it does not play the opponent {spec!r} (it plays random, greedy, "
-                    "counting and model files)")
+            return (
+                f"it does not play the opponent {spec!r} (it plays random, greedy, "
+                "counting and model files)"
+            )
     return None
 
 
@@ -292,16 +323,23 @@ def settle(config: TrainConfig, saved: dict[str, Any] | None = None) -> TrainCon
             vec = "dummy"
     envs, n_steps = PATH_DEFAULTS[vec]
     envs = config.envs if config.envs is not None else int(saved.get("envs", envs))
-    n_steps = config.n_steps if config.n_steps is not None else int(
-        saved.get("n_steps", n_steps))
+    n_steps = config.n_steps if config.n_steps is not None else int(saved.get("n_steps", n_steps))
     batch_size = config.batch_size
     if batch_size is None:
         batch_size = min(DEFAULT_BATCH_SIZE, n_steps * envs)
     if batch_size > n_steps * envs:
-        raise ValueError(f"--batch-size must be at most --n-steps x --envs = "
-                         f"{n_steps * envs} (one rollout), got {batch_size}")
+        raise ValueError(
+            f"--batch-size must be at most --n-steps x --envs = "
+            f"{n_steps * envs} (one rollout), got {batch_size}"
+        )
     round_rewards = config.round_rewards
     if round_rewards is None:
         round_rewards = Rules.from_options(**config.rules).episode == "game"
-    return dataclasses.replace(config, vec=vec, envs=envs, n_steps=n_steps,
-                               batch_size=batch_size, round_rewards=round_rewards)
+    return dataclasses.replace(
+        config,
+        vec=vec,
+        envs=envs,
+        n_steps=n_steps,
+        batch_size=batch_size,
+        round_rewards=round_rewards,
+    )

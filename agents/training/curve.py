@@ -27,7 +27,8 @@ def plot_curve(csv_path: Path, png_path: Path, title: str, par: float = 0.5) -> 
         return [p[0] for p in pairs], [p[1] for p in pairs]
 
     fig, (ax_win, ax_reward, ax_speed) = plt.subplots(
-        3, 1, figsize=(7.5, 8.5), sharex=True, gridspec_kw={"height_ratios": [2, 1, 1]})
+        3, 1, figsize=(7.5, 8.5), sharex=True, gridspec_kw={"height_ratios": [2, 1, 1]}
+    )
     for prefix, label, color in (("eval", "greedy", "C0"), ("random", "random", "C1")):
         evaluated = [r for r in rows if r.get(f"{prefix}_win_rate")]
         if not evaluated:
@@ -37,27 +38,51 @@ def plot_curve(csv_path: Path, png_path: Path, title: str, par: float = 0.5) -> 
         _, high = series(f"{prefix}_ci_high", evaluated)
         games = evaluated[-1].get(f"{prefix}_games", "")
         ax_win.fill_between(steps, low, high, color=color, alpha=0.2)
-        ax_win.plot(steps, rate, marker="o", markersize=3, color=color,
-                    label=f"vs {label} ({games} games, 95% Wilson band)")
+        ax_win.plot(
+            steps,
+            rate,
+            marker="o",
+            markersize=3,
+            color=color,
+            label=f"vs {label} ({games} games, 95% Wilson band)",
+        )
     ax_win.axhline(par, color="grey", linestyle="--", linewidth=1)
-    ax_win.text(0.0, par, f" par {par:.3g}", color="grey", fontsize=8, va="bottom",
-                transform=ax_win.get_yaxis_transform())
-    ax_win.set_ylabel("win rate (duplicate deals;\none agent seat)" if par < 0.5
-                      else "win rate (duplicate deals)")
+    ax_win.text(
+        0.0,
+        par,
+        f" par {par:.3g}",
+        color="grey",
+        fontsize=8,
+        va="bottom",
+        transform=ax_win.get_yaxis_transform(),
+    )
+    ax_win.set_ylabel(
+        "win rate (duplicate deals;\none agent seat)" if par < 0.5 else "win rate (duplicate deals)"
+    )
     ax_win.set_ylim(0, 1)
     if ax_win.get_legend_handles_labels()[0]:
         ax_win.legend(loc="lower right", fontsize=8)
     else:
-        ax_win.text(0.5, 0.5, "no periodic evaluation (--eval-every 0)", ha="center",
-                    transform=ax_win.transAxes)
+        ax_win.text(
+            0.5,
+            0.5,
+            "no periodic evaluation (--eval-every 0)",
+            ha="center",
+            transform=ax_win.transAxes,
+        )
     ax_win.set_title(title)
     steps, reward = series("train_mean_reward", rows)
     if steps:
         ax_reward.plot(steps, reward, color="C2", label="true reward (zero-sum result)")
     steps_s, shaping = series("train_mean_shaping", rows)
     if any(shaping):
-        ax_reward.plot(steps_s, shaping, color="C3", linestyle=":",
-                       label="shaping added in training (not in the true reward)")
+        ax_reward.plot(
+            steps_s,
+            shaping,
+            color="C3",
+            linestyle=":",
+            label="shaping added in training (not in the true reward)",
+        )
     ax_reward.axhline(0.0, color="grey", linewidth=0.5)
     ax_reward.set_ylabel("mean per training\nepisode")
     if ax_reward.get_legend_handles_labels()[0]:

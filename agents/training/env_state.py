@@ -37,22 +37,26 @@ def check_like(restored: Any, reference: Any, where: str, depth: int, rows: int)
     if restored is None or reference is None:
         return
     if type(restored) is not type(reference):
-        raise ValueError(f"{where} is a {type(restored).__name__}, not a "
-                         f"{type(reference).__name__}")
+        raise ValueError(
+            f"{where} is a {type(restored).__name__}, not a {type(reference).__name__}"
+        )
     if isinstance(reference, np.ndarray):
-        if restored.dtype != reference.dtype or restored.ndim != reference.ndim or (
-                reference.ndim and reference.shape[0] == rows
-                and restored.shape != reference.shape):
-            raise ValueError(f"{where} is a {restored.dtype} array of shape {restored.shape}, "
-                             f"not {reference.dtype} {reference.shape}")
+        if (
+            restored.dtype != reference.dtype
+            or restored.ndim != reference.ndim
+            or (reference.ndim and reference.shape[0] == rows and restored.shape != reference.shape)
+        ):
+            raise ValueError(
+                f"{where} is a {restored.dtype} array of shape {restored.shape}, "
+                f"not {reference.dtype} {reference.shape}"
+            )
         return
     if depth <= 0 or isinstance(reference, (str, int, float, bool, list, tuple, dict)):
         return
     mine, theirs = _attributes(restored), _attributes(reference)
     missing = sorted(set(theirs) - set(mine))  # more is allowed: state gained by playing
     if missing:
-        raise ValueError(f"{where} lacks attributes of this version's "
-                         f"({', '.join(missing)[:200]})")
+        raise ValueError(f"{where} lacks attributes of this version's ({', '.join(missing)[:200]})")
     for name, value in theirs.items():
         check_like(mine[name], value, f"{where}.{name}", depth - 1, rows)
 
@@ -60,17 +64,21 @@ def check_like(restored: Any, reference: Any, where: str, depth: int, rows: int)
 def restore_batched_env(saved: list[Any], config: Any, reference: Any) -> Any:
     """The checkpoint's batch, checked against ``reference`` (a new batch of the config)."""
     if len(saved) != 1:
-        raise ValueError(f"--resume: the checkpoint holds {len(saved)} env entries, not the "
-                         "one batch of --vec batched")
+        raise ValueError(
+            f"--resume: the checkpoint holds {len(saved)} env entries, not the "
+            "one batch of --vec batched"
+        )
     venv = saved[0]
     check_like(venv, reference, "--resume: the checkpoint's batched env", 4, config.envs)
     if venv.num_envs != config.envs:
-        raise ValueError(f"--resume: the checkpoint's batched envs do not match --envs "
-                         f"{config.envs}")
+        raise ValueError(
+            f"--resume: the checkpoint's batched envs do not match --envs {config.envs}"
+        )
     if venv.core.rules != reference.core.rules:
         raise ValueError("--resume: the checkpoint's batched env plays other rules")
     if len(venv.core.opponent_specs) != len(venv.core.pool_kind) or any(
-            p is not None and type(p).__name__ != "_Policy" for p in venv.core.policies):
+        p is not None and type(p).__name__ != "_Policy" for p in venv.core.policies
+    ):
         raise ValueError("--resume: the checkpoint's batched env has a damaged opponent pool")
     return venv
 

@@ -39,8 +39,7 @@ class Checkpointable(gym.Wrapper):
         return solo_env_state(self.env)
 
 
-def make_venv(config: TrainConfig, pool: list[str], shaping: float,
-              saved_envs: Any = None) -> Any:
+def make_venv(config: TrainConfig, pool: list[str], shaping: float, saved_envs: Any = None) -> Any:
     """The vec env of a run: new ones seeded from ``config.seed``, or (``saved_envs``, from a
     checkpoint) the envs as they were, mid-episode."""
     from stable_baselines3.common.monitor import Monitor
@@ -56,8 +55,9 @@ def make_venv(config: TrainConfig, pool: list[str], shaping: float,
     if config.vec == "batched":
         from trash_env.vector import make_vec_env
 
-        batch = make_vec_env(num_envs, pool, rules, seed=seed, round_rewards=round_rewards,
-                             shaping=shaping)
+        batch = make_vec_env(
+            num_envs, pool, rules, seed=seed, round_rewards=round_rewards, shaping=shaping
+        )
         if saved_envs is None:
             return batch
         # The checkpoint's batch, mid-episode, once checked against the new one.
@@ -71,8 +71,9 @@ def make_venv(config: TrainConfig, pool: list[str], shaping: float,
 
     restored = None
     if saved_envs is not None:  # checked here, before any worker starts
-        restored = [restore_solo_env(env, new_env(rank), rank)
-                    for rank, env in enumerate(saved_envs)]
+        restored = [
+            restore_solo_env(env, new_env(rank), rank) for rank, env in enumerate(saved_envs)
+        ]
 
     def factory(rank: int) -> Any:
         state = restored[rank] if restored is not None else None

@@ -20,9 +20,18 @@ import numpy as np
 from agents.training.curve import plot_curve
 from agents.training.log import append_row
 
-EVAL_COLUMNS = ("eval_opponent", "eval_games", "eval_win_rate", "eval_ci_low", "eval_ci_high",
-                "random_games", "random_win_rate", "random_ci_low", "random_ci_high",
-                "eval_seconds")
+EVAL_COLUMNS = (
+    "eval_opponent",
+    "eval_games",
+    "eval_win_rate",
+    "eval_ci_low",
+    "eval_ci_high",
+    "random_games",
+    "random_win_rate",
+    "random_ci_low",
+    "random_ci_high",
+    "eval_seconds",
+)
 # eval_*: against greedy; random_*: against random.
 OPPONENT_PREFIXES = (("greedy", "eval"), ("random", "random"))
 _callables = itertools.count()
@@ -47,8 +56,10 @@ def policy_spec(policy: Any) -> str:
     if isinstance(policy, (str, Path)):
         return str(policy)
     if not callable(policy):
-        raise ValueError(f"policy must be a model path, an agent spec or a callable "
-                         f"(observation, action_mask) -> action, got {policy!r}")
+        raise ValueError(
+            f"policy must be a model path, an agent spec or a callable "
+            f"(observation, action_mask) -> action, got {policy!r}"
+        )
     from trash_env.agent import Agent, register_agent
 
     class CallableAgent(Agent):
@@ -61,8 +72,9 @@ def policy_spec(policy: Any) -> str:
     return CallableAgent.name
 
 
-def evaluate_vs(policy: Any, opponent: str, deals: int, seed: int, rules: Any = None,
-                workers: int = 1) -> dict[str, Any]:
+def evaluate_vs(
+    policy: Any, opponent: str, deals: int, seed: int, rules: Any = None, workers: int = 1
+) -> dict[str, Any]:
     """``policy``'s figures against ``opponent`` on ``deals`` duplicate deals (seats rotated,
     agents/evaluation.py): games, wins, win_rate and its 95% Wilson interval ``ci95``, over
     the games where the policy holds one seat and copies of ``opponent`` the others (with
@@ -71,16 +83,20 @@ def evaluate_vs(policy: Any, opponent: str, deals: int, seed: int, rules: Any = 
     from agents.sizes import agent_figures
 
     if not isinstance(policy, (str, Path)) and workers != 1:
-        raise ValueError("workers must be 1 for a callable policy (it lives in this process); "
-                         "export it to a model file to use more")
+        raise ValueError(
+            "workers must be 1 for a callable policy (it lives in this process); "
+            "export it to a model file to use more"
+        )
     spec = policy_spec(policy)
-    report = evaluate([spec, opponent], rules=rules_of(rules), deals=deals, seed=seed,
-                      workers=workers)
+    report = evaluate(
+        [spec, opponent], rules=rules_of(rules), deals=deals, seed=seed, workers=workers
+    )
     return agent_figures(report, spec)
 
 
-def evaluation_columns(policy: Any, deals: int, seed: int, rules: Any = None,
-                       workers: int = 1) -> dict[str, Any]:
+def evaluation_columns(
+    policy: Any, deals: int, seed: int, rules: Any = None, workers: int = 1
+) -> dict[str, Any]:
     """The :data:`EVAL_COLUMNS` of one log row: ``policy`` against greedy and random."""
     started = time.perf_counter()
     row: dict[str, Any] = {"eval_opponent": "greedy"}
@@ -89,10 +105,14 @@ def evaluation_columns(policy: Any, deals: int, seed: int, rules: Any = None,
     spec = policy_spec(policy)  # a callable registered once for both opponents
     for opponent, prefix in OPPONENT_PREFIXES:
         figures = evaluate_vs(spec, opponent, deals, seed, rules, workers)
-        row.update({f"{prefix}_games": figures["games"],
-                    f"{prefix}_win_rate": round(figures["win_rate"], 4),
-                    f"{prefix}_ci_low": round(figures["ci95"][0], 4),
-                    f"{prefix}_ci_high": round(figures["ci95"][1], 4)})
+        row.update(
+            {
+                f"{prefix}_games": figures["games"],
+                f"{prefix}_win_rate": round(figures["win_rate"], 4),
+                f"{prefix}_ci_low": round(figures["ci95"][0], 4),
+                f"{prefix}_ci_high": round(figures["ci95"][1], 4),
+            }
+        )
     row["eval_seconds"] = round(time.perf_counter() - started, 1)
     return {name: row[name] for name in EVAL_COLUMNS}
 
@@ -103,12 +123,20 @@ class EvaluationCurve:
     ``plot()`` draws ``png_path`` from it. Each evaluation's seed is ``seed + steps``, as in
     ``train.py``: every point plays its own deals, and a rerun plays the same ones."""
 
-    def __init__(self, csv_path: str | Path, png_path: str | Path | None = None,
-                 rules: Any = None, deals: int = 200, seed: int = 0, workers: int = 1,
-                 title: str | None = None) -> None:
+    def __init__(
+        self,
+        csv_path: str | Path,
+        png_path: str | Path | None = None,
+        rules: Any = None,
+        deals: int = 200,
+        seed: int = 0,
+        workers: int = 1,
+        title: str | None = None,
+    ) -> None:
         self.csv_path = Path(csv_path)
-        self.png_path = Path(png_path) if png_path is not None else self.csv_path.with_suffix(
-            ".png")
+        self.png_path = (
+            Path(png_path) if png_path is not None else self.csv_path.with_suffix(".png")
+        )
         self.rules = rules_of(rules)
         if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
             raise ValueError(f"deals must be a positive integer, got {deals!r}")
@@ -117,9 +145,13 @@ class EvaluationCurve:
 
     def record(self, steps: int, policy: Any, **extra: Any) -> dict[str, Any]:
         """Evaluate ``policy`` at ``steps`` and append its row; returns the row."""
-        row = {"timesteps": int(steps),
-               **evaluation_columns(policy, self.deals, self.seed + int(steps), self.rules,
-                                    self.workers), **extra}
+        row = {
+            "timesteps": int(steps),
+            **evaluation_columns(
+                policy, self.deals, self.seed + int(steps), self.rules, self.workers
+            ),
+            **extra,
+        }
         append_row(self.csv_path, row)
         return row
 
@@ -127,5 +159,6 @@ class EvaluationCurve:
         """The PNG of the rows so far (None when there is none)."""
         if not self.csv_path.exists():
             return None
-        return plot_curve(self.csv_path, self.png_path, self.title,
-                          par=1.0 / self.rules.num_players)
+        return plot_curve(
+            self.csv_path, self.png_path, self.title, par=1.0 / self.rules.num_players
+        )

@@ -27,8 +27,10 @@ def linear_layers(net: Any, activation: str | None = None) -> tuple[list[Any], s
 
     modules = list(net) if isinstance(net, (nn.Sequential, list, tuple)) else None
     if modules is None:
-        raise ValueError(f"the network must be an nn.Sequential or a list of nn.Linear layers, "
-                         f"got {type(net).__name__}")
+        raise ValueError(
+            f"the network must be an nn.Sequential or a list of nn.Linear layers, "
+            f"got {type(net).__name__}"
+        )
     linears, found = [], set()
     for module in modules:
         if isinstance(module, nn.Linear):
@@ -36,8 +38,10 @@ def linear_layers(net: Any, activation: str | None = None) -> tuple[list[Any], s
         elif type(module).__name__ in ACTIVATION_NAMES:
             found.add(ACTIVATION_NAMES[type(module).__name__])
         else:
-            raise ValueError(f"the network holds a {type(module).__name__}: only nn.Linear "
-                             f"layers and one of {', '.join(ACTIVATION_NAMES)} are saved")
+            raise ValueError(
+                f"the network holds a {type(module).__name__}: only nn.Linear "
+                f"layers and one of {', '.join(ACTIVATION_NAMES)} are saved"
+            )
     if not linears:
         raise ValueError("the network has no nn.Linear layer")
     if len(found) > 1 or (activation is not None and found and found != {activation}):
@@ -45,8 +49,7 @@ def linear_layers(net: Any, activation: str | None = None) -> tuple[list[Any], s
     return linears, activation if activation is not None else (found.pop() if found else None)
 
 
-def _weights(prefix: str, hidden: list[Any], head_name: str, head: Any
-             ) -> dict[str, np.ndarray]:
+def _weights(prefix: str, hidden: list[Any], head_name: str, head: Any) -> dict[str, np.ndarray]:
     tensors = {}
     for i, layer in enumerate(hidden):
         tensors[f"{prefix}.{2 * i}.weight"] = layer.weight
@@ -62,8 +65,9 @@ def _array(value: Any) -> np.ndarray:
     return value.detach().cpu().numpy().astype(np.float32, copy=True)
 
 
-def mlp_tensors(actor: Any, value: Any = None, activation: str | None = None
-                ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def mlp_tensors(
+    actor: Any, value: Any = None, activation: str | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The model file's tensors (named as stable-baselines3's ``MlpPolicy`` names them) and
     the ``network`` part of the sidecar, from an actor MLP ending in 13 logits and an
     optional critic MLP ending in 1 value (None: zeros of the actor's hidden sizes)."""
@@ -74,36 +78,56 @@ def mlp_tensors(actor: Any, value: Any = None, activation: str | None = None
         name = name or value_activation
     name = name or "tanh"  # one layer, nothing in between: the name is not used
     if name not in ACTIVATION_NAMES.values():
-        raise ValueError(f"activation must be one of {', '.join(ACTIVATION_NAMES.values())}, "
-                         f"got {name!r}")
+        raise ValueError(
+            f"activation must be one of {', '.join(ACTIVATION_NAMES.values())}, got {name!r}"
+        )
     *hidden, action_head = actor_layers
     inputs = actor_layers[0].in_features
-    tensors = {k: _array(v) for k, v in _weights("mlp_extractor.policy_net", hidden,
-                                                 "action_net", action_head).items()}
+    tensors = {
+        k: _array(v)
+        for k, v in _weights("mlp_extractor.policy_net", hidden, "action_net", action_head).items()
+    }
     if value is not None:
         *value_hidden, value_head = value_layers
-        tensors.update({k: _array(v) for k, v in _weights(
-            "mlp_extractor.value_net", value_hidden, "value_net", value_head).items()})
+        tensors.update(
+            {
+                k: _array(v)
+                for k, v in _weights(
+                    "mlp_extractor.value_net", value_hidden, "value_net", value_head
+                ).items()
+            }
+        )
         value_sizes = [layer.out_features for layer in value_hidden]
     else:
         value_sizes = [layer.out_features for layer in hidden]
         width = inputs
         for i, size in enumerate(value_sizes):
-            tensors[f"mlp_extractor.value_net.{2 * i}.weight"] = np.zeros((size, width),
-                                                                           np.float32)
+            tensors[f"mlp_extractor.value_net.{2 * i}.weight"] = np.zeros((size, width), np.float32)
             tensors[f"mlp_extractor.value_net.{2 * i}.bias"] = np.zeros(size, np.float32)
             width = size
         tensors["value_net.weight"] = np.zeros((1, width), np.float32)
         tensors["value_net.bias"] = np.zeros(1, np.float32)
-    network = {"kind": "mlp", "inputs": inputs, "hidden": [x.out_features for x in hidden],
-               "value_hidden": value_sizes, "activation": name,
-               "actions": action_head.out_features}
+    network = {
+        "kind": "mlp",
+        "inputs": inputs,
+        "hidden": [x.out_features for x in hidden],
+        "value_hidden": value_sizes,
+        "activation": name,
+        "actions": action_head.out_features,
+    }
     return tensors, network
 
 
-def export_mlp(path: str | Path, actor: Any, *, rules: Any = None, features: str = "obs",
-               value: Any = None, activation: str | None = None,
-               info: dict[str, Any] | None = None) -> Path:
+def export_mlp(
+    path: str | Path,
+    actor: Any,
+    *,
+    rules: Any = None,
+    features: str = "obs",
+    value: Any = None,
+    activation: str | None = None,
+    info: dict[str, Any] | None = None,
+) -> Path:
     """Write ``actor`` (and ``value``) as the model file ``path`` (``.safetensors``, plus
     its ``.json`` sidecar copy), each file atomically.
 
@@ -131,12 +155,17 @@ def export_mlp(path: str | Path, actor: Any, *, rules: Any = None, features: str
 
     expected = observation_size(rules.num_players) + extra_inputs(features, rules.num_players)
     if inputs != expected:
-        raise ValueError(f"the network reads {inputs} inputs, but {rules.num_players}-player "
-                         f"observations with features {features!r} have {expected}")
+        raise ValueError(
+            f"the network reads {inputs} inputs, but {rules.num_players}-player "
+            f"observations with features {features!r} have {expected}"
+        )
     network["inputs"] = observation_size(rules.num_players)
     network["features"] = features
-    base = {"num_players": rules.num_players, "rules": rules.to_dict(),
-            "trained_for": trained_for(rules)}
+    base = {
+        "num_players": rules.num_players,
+        "rules": rules.to_dict(),
+        "trained_for": trained_for(rules),
+    }
     return write_policy(path, tensors, network, {**base, **(info or {})})
 
 
@@ -148,6 +177,11 @@ def export_sb3_policy(model: Any, path: str | Path, info: dict[str, Any]) -> Pat
     policy = model.policy
     extractor = policy.mlp_extractor
     rules = info["rules"]
-    return export_mlp(path, [*extractor.policy_net, policy.action_net], rules=rules,
-                      features=features_of(policy),
-                      value=[*extractor.value_net, policy.value_net], info=info)
+    return export_mlp(
+        path,
+        [*extractor.policy_net, policy.action_net],
+        rules=rules,
+        features=features_of(policy),
+        value=[*extractor.value_net, policy.value_net],
+        info=info,
+    )

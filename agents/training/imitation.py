@@ -5,9 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 
-def collect_demonstrations(teacher: str, samples: int, opponents: list[str], seed: int,
-                           rules: dict[str, Any], round_rewards: bool = False,
-                           gamma: float = 1.0) -> tuple[Any, Any, Any, Any]:
+def collect_demonstrations(
+    teacher: str,
+    samples: int,
+    opponents: list[str],
+    seed: int,
+    rules: dict[str, Any],
+    round_rewards: bool = False,
+    gamma: float = 1.0,
+) -> tuple[Any, Any, Any, Any]:
     """``samples`` learner decisions of the ``teacher`` bot in the solo env against the bot
     ``opponents``: observations, masks, the teacher's actions and each decision's discounted
     return (the critic's Monte-Carlo target)."""
@@ -18,8 +24,9 @@ def collect_demonstrations(teacher: str, samples: int, opponents: list[str], see
     from trash_env.view import PublicView
 
     bot = make_agent(teacher, seed=seed)
-    env = TrashSoloEnv(opponents=opponents or ["random"], illegal="raise",
-                       round_rewards=round_rewards, **rules)
+    env = TrashSoloEnv(
+        opponents=opponents or ["random"], illegal="raise", round_rewards=round_rewards, **rules
+    )
     obs_list, masks, actions, returns = [], [], [], []
     rewards: list[float] = []
     obs, _ = env.reset(seed=seed)
@@ -41,21 +48,34 @@ def collect_demonstrations(teacher: str, samples: int, opponents: list[str], see
             if len(actions) >= samples:
                 break
             obs, _ = env.reset()
-    return (np.array(obs_list, np.float32), np.array(masks, bool), np.array(actions),
-            np.array(returns, np.float32))
+    return (
+        np.array(obs_list, np.float32),
+        np.array(masks, bool),
+        np.array(actions),
+        np.array(returns, np.float32),
+    )
 
 
-def imitate(model: Any, teacher: str, samples: int, epochs: int, seed: int,
-            opponents: list[str], rules: dict[str, Any], round_rewards: bool = False,
-            gamma: float = 1.0) -> dict[str, float]:
+def imitate(
+    model: Any,
+    teacher: str,
+    samples: int,
+    epochs: int,
+    seed: int,
+    opponents: list[str],
+    rules: dict[str, Any],
+    round_rewards: bool = False,
+    gamma: float = 1.0,
+) -> dict[str, float]:
     """Warm start a stable-baselines3 ``model``: fit the actor to the teacher's moves (masked
     cross-entropy) and the critic to the episode results, before PPO. The reward PPO then
     optimises is unchanged."""
     import numpy as np
     import torch
 
-    obs, masks, actions, returns = collect_demonstrations(teacher, samples, opponents, seed,
-                                                          rules, round_rewards, gamma)
+    obs, masks, actions, returns = collect_demonstrations(
+        teacher, samples, opponents, seed, rules, round_rewards, gamma
+    )
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
     rng = np.random.default_rng(seed)
@@ -66,9 +86,12 @@ def imitate(model: Any, teacher: str, samples: int, epochs: int, seed: int,
             idx = order[i : i + batch]
             o = torch.as_tensor(obs[idx])
             values, log_prob, _ = policy.evaluate_actions(
-                o, torch.as_tensor(actions[idx]), action_masks=masks[idx])
-            loss = -log_prob.mean() + 0.5 * ((values.flatten()
-                                              - torch.as_tensor(returns[idx])) ** 2).mean()
+                o, torch.as_tensor(actions[idx]), action_masks=masks[idx]
+            )
+            loss = (
+                -log_prob.mean()
+                + 0.5 * ((values.flatten() - torch.as_tensor(returns[idx])) ** 2).mean()
+            )
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -77,6 +100,9 @@ def imitate(model: Any, teacher: str, samples: int, epochs: int, seed: int,
         agree = float((dist.get_actions(deterministic=True).numpy() == actions).mean())
     from trash_env.cli import safe_text
 
-    print(f"imitation of {safe_text(teacher)}: {len(actions)} decisions, {epochs} epochs, "
-          f"the policy's argmax agrees with the teacher on {agree:.1%} of them", flush=True)
+    print(
+        f"imitation of {safe_text(teacher)}: {len(actions)} decisions, {epochs} epochs, "
+        f"the policy's argmax agrees with the teacher on {agree:.1%} of them",
+        flush=True,
+    )
     return {"teacher_agreement": agree}

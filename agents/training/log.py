@@ -9,8 +9,17 @@ from typing import Any
 
 # The training columns of train.py's log; the evaluation columns follow
 # (agents.training.eval_curve.EVAL_COLUMNS).
-TRAIN_COLUMNS = ("timesteps", "seconds", "steps_per_s", "interval_steps_per_s", "episodes",
-                 "train_win_rate", "train_mean_reward", "train_mean_shaping", "shaping_coef")
+TRAIN_COLUMNS = (
+    "timesteps",
+    "seconds",
+    "steps_per_s",
+    "interval_steps_per_s",
+    "episodes",
+    "train_win_rate",
+    "train_mean_reward",
+    "train_mean_shaping",
+    "shaping_coef",
+)
 
 
 def append_row(csv_path: Path, row: dict[str, Any]) -> None:

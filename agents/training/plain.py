@@ -28,9 +28,13 @@ MAX_NODES = 20_000_000
 MAX_DEPTH = 200
 MAX_INT_BITS = 256  # bit generator states are 128-bit
 MAX_STRING = 1 << 20
-BIT_GENERATORS = {"PCG64": np.random.PCG64, "PCG64DXSM": np.random.PCG64DXSM,
-                  "MT19937": np.random.MT19937, "Philox": np.random.Philox,
-                  "SFC64": np.random.SFC64}
+BIT_GENERATORS = {
+    "PCG64": np.random.PCG64,
+    "PCG64DXSM": np.random.PCG64DXSM,
+    "MT19937": np.random.MT19937,
+    "Philox": np.random.Philox,
+    "SFC64": np.random.SFC64,
+}
 
 
 def class_name(cls: type) -> str:
@@ -48,8 +52,9 @@ def slot_names(cls: type) -> list[str]:
 class Encoder:
     """Turns a value into a JSON tree; the arrays it meets go to ``arrays`` (raw bytes)."""
 
-    def __init__(self, classes: dict[str, type],
-                 converters: dict[str, Converter] | None = None) -> None:
+    def __init__(
+        self, classes: dict[str, type], converters: dict[str, Converter] | None = None
+    ) -> None:
         self.classes = {cls: name for name, cls in classes.items()}
         self.converters = converters or {}
         self.classes.update({conv[0]: name for name, conv in self.converters.items()})
@@ -91,8 +96,11 @@ class Encoder:
             if value.dtype.hasobject:
                 raise ValueError("cannot store an array of Python objects")
             self.arrays.append(np.frombuffer(np.ascontiguousarray(value).tobytes(), np.uint8))
-            return {"array": len(self.arrays) - 1, "dtype": _dtype_json(value.dtype),
-                    "shape": list(value.shape)}
+            return {
+                "array": len(self.arrays) - 1,
+                "dtype": _dtype_json(value.dtype),
+                "shape": list(value.shape),
+            }
         if isinstance(value, np.dtype):
             return {"dtype": _dtype_json(value)}
         if cls is np.random.Generator:
@@ -117,14 +125,21 @@ class Encoder:
 
 
 def _dtype_json(dtype: np.dtype) -> Any:
-    return dtype.str if dtype.names is None and dtype.subdtype is None else [
-        list(field) for field in dtype.descr]
+    return (
+        dtype.str
+        if dtype.names is None and dtype.subdtype is None
+        else [list(field) for field in dtype.descr]
+    )
 
 
 def _dtype_of(spec: Any, where: str) -> np.dtype:
     def field(item: Any) -> tuple:
-        if (isinstance(item, list) and len(item) in (2, 3) and isinstance(item[0], str)
-                and (isinstance(item[1], str) or isinstance(item[1], list))):
+        if (
+            isinstance(item, list)
+            and len(item) in (2, 3)
+            and isinstance(item[0], str)
+            and (isinstance(item[1], str) or isinstance(item[1], list))
+        ):
             rest = (tuple(item[2]),) if len(item) == 3 else ()
             inner = _dtype_of(item[1], where) if isinstance(item[1], list) else item[1]
             return (item[0], inner, *rest)
@@ -147,8 +162,13 @@ def _dtype_of(spec: Any, where: str) -> np.dtype:
 class Decoder:
     """Builds values back from a JSON tree and its arrays; only the ``classes`` given."""
 
-    def __init__(self, classes: dict[str, type], arrays: list[np.ndarray], where: str,
-                 converters: dict[str, Converter] | None = None) -> None:
+    def __init__(
+        self,
+        classes: dict[str, type],
+        arrays: list[np.ndarray],
+        where: str,
+        converters: dict[str, Converter] | None = None,
+    ) -> None:
         self.converters = converters or {}
         self.classes = {**classes, **{name: conv[0] for name, conv in self.converters.items()}}
         self.arrays = arrays
@@ -247,8 +267,11 @@ class Decoder:
             memo[ident] = dtype = _dtype_of(node["dtype"], self.where)
             return dtype
         if kinds == {"generator", "state"}:
-            bits = BIT_GENERATORS.get(node["generator"]) if isinstance(
-                node["generator"], str) else None
+            bits = (
+                BIT_GENERATORS.get(node["generator"])
+                if isinstance(node["generator"], str)
+                else None
+            )
             if bits is None:
                 raise self.fail(f"an unknown bit generator {node['generator']!r:.40}")
             generator = np.random.Generator(bits())
@@ -289,8 +312,12 @@ class Decoder:
             memo[ident] = obj
             slots = set(slot_names(cls))
             for pair in self._items(node, "state"):
-                if (not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str)
-                        or not pair[0].isidentifier()):
+                if (
+                    not isinstance(pair, list)
+                    or len(pair) != 2
+                    or not isinstance(pair[0], str)
+                    or not pair[0].isidentifier()
+                ):
                     raise self.fail(f"a bad attribute of a {cls.__name__}")
                 name, value = pair[0], dec(pair[1], depth)
                 if name in slots:
@@ -316,12 +343,19 @@ class Decoder:
 
     def _array(self, node: dict, ident: int) -> np.ndarray:
         index, shape = node["array"], node["shape"]
-        if (not isinstance(index, int) or isinstance(index, bool)
-                or not 0 <= index < len(self.arrays)):
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(self.arrays)
+        ):
             raise self.fail("a reference to a missing array")
-        if not isinstance(shape, list) or len(shape) > 32 or not all(
-                isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**40
-                for s in shape):
+        if (
+            not isinstance(shape, list)
+            or len(shape) > 32
+            or not all(
+                isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**40 for s in shape
+            )
+        ):
             raise self.fail("a bad array shape")
         dtype = _dtype_of(node["dtype"], self.where)
         raw = self.arrays[index]
@@ -334,8 +368,9 @@ class Decoder:
         return array
 
 
-def encode(value: Any, classes: dict[str, type], converters: dict[str, Converter] | None = None
-           ) -> tuple[Any, list[np.ndarray]]:
+def encode(
+    value: Any, classes: dict[str, type], converters: dict[str, Converter] | None = None
+) -> tuple[Any, list[np.ndarray]]:
     """``value`` as a JSON tree and its arrays (raw bytes); ``ValueError`` for a class not in
     ``classes`` (objects stored attribute by attribute) or ``converters`` (name -> (class,
     to plain data, from plain data), for classes rebuilt through their own checks)."""
@@ -343,14 +378,25 @@ def encode(value: Any, classes: dict[str, type], converters: dict[str, Converter
     return encoder.encode(value), encoder.arrays
 
 
-def decode(tree: Any, arrays: list[np.ndarray], classes: dict[str, type], where: str,
-           converters: dict[str, Converter] | None = None) -> Any:
+def decode(
+    tree: Any,
+    arrays: list[np.ndarray],
+    classes: dict[str, type],
+    where: str,
+    converters: dict[str, Converter] | None = None,
+) -> Any:
     """The value :func:`encode` stored, built from plain data and the ``classes`` and
     ``converters`` allowed; ``ValueError`` starting with ``where`` otherwise."""
     try:
         return Decoder(classes, arrays, where, converters).decode(tree)
     except ValueError:
         raise
-    except (TypeError, KeyError, IndexError, AttributeError, OverflowError,
-            RecursionError) as error:
+    except (
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        OverflowError,
+        RecursionError,
+    ) as error:
         raise ValueError(f"{where}: malformed ({type(error).__name__}: {error})"[:300]) from None

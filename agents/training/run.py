@@ -40,8 +40,10 @@ def check_resume_flags(config: TrainConfig, saved: dict[str, Any]) -> None:
     differ = [name for name in RESUME_FLAGS if name in saved and saved[name] != given[name]]
     if differ:
         shown = "; ".join(f"{flag(n)} {saved[n]!r} (given {given[n]!r})" for n in differ)
-        raise ValueError(f"--resume: the checkpoint was trained with other flags: {shown}; "
-                         "give the checkpoint's values")
+        raise ValueError(
+            f"--resume: the checkpoint was trained with other flags: {shown}; "
+            "give the checkpoint's values"
+        )
 
 
 class Run:
@@ -98,8 +100,15 @@ class Run:
             "imitate": None if config.imitate == "none" else config.imitate,
             # The optional shaped reward: its start coefficient and the step where its
             # annealing reached 0; evaluations score the true result only.
-            "shaping": ({"reward": "progress potential", "coef": config.shaping,
-                         "zero_at_step": self.shaping_end} if config.shaping else None),
+            "shaping": (
+                {
+                    "reward": "progress potential",
+                    "coef": config.shaping,
+                    "zero_at_step": self.shaping_end,
+                }
+                if config.shaping
+                else None
+            ),
             **({"imitation": self.imitation} if self.imitation else {}),
         }
 
@@ -107,8 +116,9 @@ class Run:
         """The policy as a model file with its sidecar (atomic writes)."""
         from agents.training.export import export_sb3_policy
 
-        export_sb3_policy(self.model, path, {**(info or self.info()),
-                                             "timesteps": int(self.model.num_timesteps)})
+        export_sb3_policy(
+            self.model, path, {**(info or self.info()), "timesteps": int(self.model.num_timesteps)}
+        )
 
     # -- the shaping schedule
     def shaping_at(self, steps: int) -> float:
@@ -130,7 +140,7 @@ class Run:
         path = self.pool_dir / f"snapshot_{self.model.num_timesteps:09d}{MODEL_SUFFIX}"
         self.save_model(path)
         self.snapshots.append(str(path))
-        self.snapshots = self.snapshots[-self.config.pool_size:]
+        self.snapshots = self.snapshots[-self.config.pool_size :]
         self.venv.env_method("set_opponents", self.pool())
 
     # -- checkpoints
@@ -142,9 +152,13 @@ class Run:
         steps = int(self.model.num_timesteps)
         self.save_model(self.ckpt_dir / f"step_{steps:09d}{MODEL_SUFFIX}")
         state = checkpoint_state(
-            self.model, envs=env_states(self.config, self.venv), snapshots=self.snapshots,
-            imitation=self.imitation, flags=self.config.resume_flags(),
-            shaping_end=self.shaping_end)
+            self.model,
+            envs=env_states(self.config, self.venv),
+            snapshots=self.snapshots,
+            imitation=self.imitation,
+            flags=self.config.resume_flags(),
+            shaping_end=self.shaping_end,
+        )
         write_checkpoint(self.ckpt_dir / f"step_{steps:09d}{CHECKPOINT_SUFFIX}", state)
 
     # -- envs and model
@@ -154,15 +168,24 @@ class Run:
         config = self.config
         tensorboard = str(config.tensorboard) if config.tensorboard else None
         if tensorboard and importlib.util.find_spec("tensorboard") is None:
-            raise ValueError("--tensorboard needs the tensorboard package "
-                             "(pip install tensorboard)")
+            raise ValueError(
+                "--tensorboard needs the tensorboard package (pip install tensorboard)"
+            )
         model = MaskablePPO(
-            "MlpPolicy", self.venv, learning_rate=config.lr,
+            "MlpPolicy",
+            self.venv,
+            learning_rate=config.lr,
             n_steps=decided(config.n_steps, "n_steps"),
-            batch_size=decided(config.batch_size, "batch_size"), n_epochs=config.epochs,
+            batch_size=decided(config.batch_size, "batch_size"),
+            n_epochs=config.epochs,
             gamma=config.gamma,
-            gae_lambda=GAE_LAMBDA, ent_coef=config.ent_coef, seed=config.seed, device="cpu",
-            policy_kwargs=policy_kwargs(config), tensorboard_log=tensorboard, verbose=0,
+            gae_lambda=GAE_LAMBDA,
+            ent_coef=config.ent_coef,
+            seed=config.seed,
+            device="cpu",
+            policy_kwargs=policy_kwargs(config),
+            tensorboard_log=tensorboard,
+            verbose=0,
         )
         if self.state is not None:
             from agents.training.checkpoint import restore_model
@@ -179,8 +202,9 @@ class Run:
 
         config, state = self.config, self.state
         if state is not None:
-            print(f"resuming from {safe_text(state['path'])} (step {state['timesteps']})",
-                  flush=True)
+            print(
+                f"resuming from {safe_text(state['path'])} (step {state['timesteps']})", flush=True
+            )
         self.dir.mkdir(parents=True, exist_ok=True)
         # What a killed run left: temp files, sidecar copies of another step, log rows after
         # the checkpoint resumed from (the resumed run writes those steps again).
@@ -189,15 +213,20 @@ class Run:
             repair_sidecar_copy(path)
         if state is not None:
             self.last_logged = cut_log(self.csv_path, int(state["timesteps"]))
-        self.venv = make_venv(config, self.pool(), self.shaping_now or 0.0,
-                              state["envs"] if state is not None else None)
+        self.venv = make_venv(
+            config,
+            self.pool(),
+            self.shaping_now or 0.0,
+            state["envs"] if state is not None else None,
+        )
         if config.checkpoint_every <= config.timesteps:
             try:  # an env a checkpoint cannot hold fails now, not at the first checkpoint
                 env_states(config, self.venv)
             except ValueError as error:
                 self.venv.close()
-                raise ValueError(f"--checkpoint-every: the envs cannot be checkpointed: "
-                                 f"{error}") from None
+                raise ValueError(
+                    f"--checkpoint-every: the envs cannot be checkpointed: {error}"
+                ) from None
         if state is not None:  # the batch of the checkpoint holds its own coefficient
             self.shaping_now = None
             self.set_shaping(int(state["timesteps"]))
@@ -205,11 +234,17 @@ class Run:
         if config.imitate != "none" and state is None:
             from agents.training.imitation import imitate
 
-            self.imitation = imitate(self.model, config.imitate, config.imitate_samples,
-                                     config.imitate_epochs, config.seed, self.bots,
-                                     self.rules,
-                                     decided(config.round_rewards, "round_rewards"),
-                                     config.gamma)
+            self.imitation = imitate(
+                self.model,
+                config.imitate,
+                config.imitate_samples,
+                config.imitate_epochs,
+                config.seed,
+                self.bots,
+                self.rules,
+                decided(config.round_rewards, "round_rewards"),
+                config.gamma,
+            )
         if not self.snapshots and self.self_play:
             self.add_snapshot()  # the self-play pool starts with the untrained policy
 
@@ -221,9 +256,12 @@ class Run:
 
         config, model = self.config, self.model
         remaining = config.timesteps - self.start_steps
-        print(f"training {remaining} steps ({self.start_steps} done) on {config.envs} "
-              f"{config.vec} envs, opponents {safe_text(' '.join(config.opponents))}, rules "
-              f"{self.rules or 'standard'}", flush=True)
+        print(
+            f"training {remaining} steps ({self.start_steps} done) on {config.envs} "
+            f"{config.vec} envs, opponents {safe_text(' '.join(config.opponents))}, rules "
+            f"{self.rules or 'standard'}",
+            flush=True,
+        )
         monitor = TrainingMonitor(self)
         self.last_row = (self.start_steps, time.perf_counter())
         if config.eval_every and self.state is None:
@@ -232,14 +270,17 @@ class Run:
         if remaining > 0:
             from stable_baselines3.common.callbacks import CallbackList
 
-            model.learn(remaining, callback=CallbackList([monitor] + ([bar] if bar else [])),
-                        reset_num_timesteps=self.state is None, tb_log_name=self.stem)
+            model.learn(
+                remaining,
+                callback=CallbackList([monitor] + ([bar] if bar else [])),
+                reset_num_timesteps=self.state is None,
+                tb_log_name=self.stem,
+            )
         if bar is not None:
             bar.close()
         self.elapsed = time.perf_counter() - self.start_time
         if self.last_logged != model.num_timesteps:  # a finished run resumed has its row
-            self.log_row(evaluate=bool(config.eval_every)
-                         and self.last_eval != model.num_timesteps)
+            self.log_row(evaluate=bool(config.eval_every) and self.last_eval != model.num_timesteps)
         self.venv.close()
 
     def finish(self) -> dict[str, Any]:
@@ -256,24 +297,46 @@ class Run:
         self.save_model(final)
         evaluation = {}
         for opponent in ("random", "greedy"):
-            figures = evaluate_vs(final, opponent, config.final_deals, config.seed + 1,
-                                  self.rules, workers=config.workers)
+            figures = evaluate_vs(
+                final,
+                opponent,
+                config.final_deals,
+                config.seed + 1,
+                self.rules,
+                workers=config.workers,
+            )
             evaluation[opponent] = figures
             low, high = figures["ci95"]
-            print(f"final: vs {opponent}: win rate {figures['win_rate']:.3f} "
-                  f"[{low:.3f}, {high:.3f}] over {figures['games']} games "
-                  f"({figures['wins']} wins)", flush=True)
-        info = {**self.info(), "evaluation": evaluation,
-                "training_seconds": round(self.elapsed, 1),
-                "steps_per_s": round(throughput, 1), "evaluation_deals": config.final_deals}
+            print(
+                f"final: vs {opponent}: win rate {figures['win_rate']:.3f} "
+                f"[{low:.3f}, {high:.3f}] over {figures['games']} games "
+                f"({figures['wins']} wins)",
+                flush=True,
+            )
+        info = {
+            **self.info(),
+            "evaluation": evaluation,
+            "training_seconds": round(self.elapsed, 1),
+            "steps_per_s": round(throughput, 1),
+            "evaluation_deals": config.final_deals,
+        }
         out = config.out
         self.save_model(out, info)
-        png = plot_curve(self.csv_path, self.png_path,
-                         f"{self.stem}: {self.num_players} players, "
-                         f"{self.rules_obj.episode} episodes", par=1.0 / self.num_players)
-        print(safe_text(f"saved {out} (+ {out.with_suffix('.json').name}); log "
-                        f"{self.csv_path}" + (f"; curve {png}" if png else "")
-                        + f"; {throughput:.0f} steps/s"), flush=True)
+        png = plot_curve(
+            self.csv_path,
+            self.png_path,
+            f"{self.stem}: {self.num_players} players, {self.rules_obj.episode} episodes",
+            par=1.0 / self.num_players,
+        )
+        print(
+            safe_text(
+                f"saved {out} (+ {out.with_suffix('.json').name}); log "
+                f"{self.csv_path}"
+                + (f"; curve {png}" if png else "")
+                + f"; {throughput:.0f} steps/s"
+            ),
+            flush=True,
+        )
         return json.loads(out.with_suffix(".json").read_text())
 
     # -- log
@@ -285,37 +348,53 @@ class Run:
         elapsed = now - self.start_time
         since, self.last_row = self.last_row, (steps, now)
         stats = self.stats
-        per_episode = (lambda total: round(total / stats.episodes, 4)) if stats.episodes \
+        per_episode = (
+            (lambda total: round(total / stats.episodes, 4))
+            if stats.episodes
             else (lambda total: "")
+        )
         values = [
-            steps, round(elapsed, 1), round((steps - self.start_steps) / max(elapsed, 1e-9), 1),
+            steps,
+            round(elapsed, 1),
+            round((steps - self.start_steps) / max(elapsed, 1e-9), 1),
             # training alone since the previous row (whose evaluations are left out)
-            round((steps - since[0]) / max(now - since[1], 1e-9), 1) if steps > since[0]
-            else "",
-            stats.episodes, per_episode(stats.wins), per_episode(stats.reward_sum),
-            per_episode(stats.shaping_sum), round(self.shaping_now or 0.0, 6),
+            round((steps - since[0]) / max(now - since[1], 1e-9), 1) if steps > since[0] else "",
+            stats.episodes,
+            per_episode(stats.wins),
+            per_episode(stats.reward_sum),
+            per_episode(stats.shaping_sum),
+            round(self.shaping_now or 0.0, 6),
         ]
-        row: dict[str, Any] = {**dict(zip(TRAIN_COLUMNS, values, strict=True)),
-                               **dict.fromkeys(EVAL_COLUMNS, "")}
+        row: dict[str, Any] = {
+            **dict(zip(TRAIN_COLUMNS, values, strict=True)),
+            **dict.fromkeys(EVAL_COLUMNS, ""),
+        }
         stats.clear()
         if evaluate:
             path = self.pool_dir / f"eval_current{MODEL_SUFFIX}"
             self.save_model(path)
-            row.update(evaluation_columns(path, self.config.eval_deals,
-                                          self.config.seed + steps, self.rules))
+            row.update(
+                evaluation_columns(
+                    path, self.config.eval_deals, self.config.seed + steps, self.rules
+                )
+            )
             self.last_eval = steps
             self.last_row = (steps, time.perf_counter())
         append_row(self.csv_path, row)
         self.last_logged = steps
         if evaluate:
-            training = (f"training win rate {row['train_win_rate']}, mean reward "
-                        f"{row['train_mean_reward']}" if row["episodes"]
-                        else "no training episode finished since the last row")
-            print(f"[{steps} steps, {row['steps_per_s']:.0f} steps/s] vs greedy: "
-                  f"{row['eval_win_rate']:.3f} [{row['eval_ci_low']:.3f}, "
-                  f"{row['eval_ci_high']:.3f}], vs random: {row['random_win_rate']:.3f} over "
-                  f"{row['eval_games']} games each ({row['eval_seconds']} s); {training}",
-                  flush=True)
+            training = (
+                f"training win rate {row['train_win_rate']}, mean reward {row['train_mean_reward']}"
+                if row["episodes"]
+                else "no training episode finished since the last row"
+            )
+            print(
+                f"[{steps} steps, {row['steps_per_s']:.0f} steps/s] vs greedy: "
+                f"{row['eval_win_rate']:.3f} [{row['eval_ci_low']:.3f}, "
+                f"{row['eval_ci_high']:.3f}], vs random: {row['random_win_rate']:.3f} over "
+                f"{row['eval_games']} games each ({row['eval_seconds']} s); {training}",
+                flush=True,
+            )
         return row
 
 
@@ -331,11 +410,14 @@ def prepare(config: TrainConfig) -> tuple[TrainConfig, dict[str, Any] | None]:
     if state is not None:
         check_resume_flags(config, state["flags"])
         if config.vec != "batched" and len(state["envs"]) != config.envs:
-            raise ValueError(f"--resume: the checkpoint holds {len(state['envs'])} envs, "
-                             f"--envs is {config.envs}")
+            raise ValueError(
+                f"--resume: the checkpoint holds {len(state['envs'])} envs, --envs is {config.envs}"
+            )
         if int(state["timesteps"]) > config.timesteps:
-            raise ValueError(f"--timesteps {config.timesteps} is below the checkpoint's step "
-                             f"{state['timesteps']}")
+            raise ValueError(
+                f"--timesteps {config.timesteps} is below the checkpoint's step "
+                f"{state['timesteps']}"
+            )
     return config, state
 
 
