@@ -194,7 +194,6 @@ def table_digests() -> dict[str, str]:
     import tempfile
 
     import agents  # noqa: F401  (registers the bots in either layout)
-    import train
     from agents.evaluation import evaluate
     from trash_env.env import raw_env
     from trash_env.solo import TrashSoloEnv
@@ -280,10 +279,14 @@ def table_digests() -> dict[str, str]:
             terminal.main(["--replay", log_path, "--no-pause"], stdout=shown)
             replays.append(_digest(shown.getvalue().split("\n", 1)[1]))  # after the date line
     out["play_text"], out["play_log"], out["replay_text"] = map(_digest, (texts, logs, replays))
+    try:
+        from agents.training.imitation import collect_demonstrations
+    except ImportError:  # before training became the agents.training package
+        from train import collect_demonstrations
     record = []
     for round_rewards in (False, True):
-        demos = train.collect_demonstrations("greedy", 300, ["counting"], 3, {"call_trash": True},
-                                             round_rewards=round_rewards, gamma=0.99)
+        demos = collect_demonstrations("greedy", 300, ["counting"], 3, {"call_trash": True},
+                                       round_rewards=round_rewards, gamma=0.99)
         record.append(_digest([x.tobytes() for x in demos]))
     out["demos"] = _digest(record)
     return out

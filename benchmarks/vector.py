@@ -101,16 +101,15 @@ OLD_PPO = {"learning_rate": 1e-4, "batch_size": 256, "n_epochs": 5, "gamma": 0.9
 
 def new_defaults() -> tuple[int, int, dict, float]:
     """(envs, n_steps, PPO settings, shaping coefficient) of train.py's default run on the
-    batched path, read from its parser."""
-    import train
+    batched path, read from its settled default config."""
+    from agents.training.config import GAE_LAMBDA, TrainConfig, settle
+    from agents.training.run import policy_kwargs
 
-    args = train.build_parser().parse_args([])
-    args.net_arch = [int(x) for x in args.net.split(",")]
-    envs, n_steps = train.PATH_DEFAULTS["batched"]
-    ppo = {"learning_rate": args.lr, "batch_size": min(int(args.batch_size), envs * n_steps),
-           "n_epochs": args.epochs, "gamma": args.gamma, "gae_lambda": train.GAE_LAMBDA,
-           "ent_coef": args.ent_coef, "policy_kwargs": train.policy_kwargs(args)}
-    return envs, n_steps, ppo, args.shaping
+    config = settle(TrainConfig(vec="batched"))
+    ppo = {"learning_rate": config.lr, "batch_size": config.batch_size,
+           "n_epochs": config.epochs, "gamma": config.gamma, "gae_lambda": GAE_LAMBDA,
+           "ent_coef": config.ent_coef, "policy_kwargs": policy_kwargs(config)}
+    return config.envs, config.n_steps, ppo, config.shaping
 
 
 def train_batched(timesteps: int, n_envs: int, n_steps: int, seed: int, batched: bool,

@@ -230,7 +230,7 @@ def _evaluate(argv: list[str], monkeypatch) -> int:
 
 
 def _train(argv: list[str], monkeypatch, tmp_path: Path) -> int:
-    import train
+    from agents.training import cli as train
 
     def no_training(args):
         raise AssertionError("training started before the flags were checked")

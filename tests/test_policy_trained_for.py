@@ -74,12 +74,12 @@ def test_trained_for_is_the_episode_kind_and_every_layout_size_it_deals():
 
 
 def test_train_writes_the_rules_and_what_training_covered(tmp_path):
-    import train
+    from agents.training.config import TrainConfig
+    from agents.training.run import Run
 
-    args = train.build_parser().parse_args(["--players", "3", "--episode", "round",
-                                            "--start-size", "7", "--wilds", "kings"])
-    train.check_args(args)
-    info = train.Run(args).info()
+    config = TrainConfig(rules={"num_players": 3, "episode": "round", "start_size": 7,
+                                "wilds": "kings"}, out=tmp_path / "m.safetensors")
+    info = Run(config).info()
     assert info["rules"] == Rules(num_players=3, episode="round", start_size=7,
                                   wilds="kings").to_dict()
     assert info["trained_for"] == {"episode": "round", "layout_sizes": [7]}

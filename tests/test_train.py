@@ -7,10 +7,8 @@ pretrained model. Bad model files and flags: tests/test_bad_input_models.py."""
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
-import pickle
 import shutil
 import signal
 import subprocess
@@ -25,12 +23,16 @@ from agents.base import make_agent
 from agents.evaluation import evaluate
 from agents.model_file import load_tensors
 from agents.policy import PRETRAINED, PolicyAgent, load_policy_agent
+from agents.training.checkpoint import read_checkpoint
+from agents.training.cli import build_parser, config_of, main
+from agents.training.config import settle
+from agents.training.eval_curve import evaluate_vs
+from agents.training.schedules import next_eval_after
 from trash_env.observation import OBS_VERSION, encode_observation, observation_size
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import train  # noqa: E402
+TRAIN_PY = Path(__file__).resolve().parents[1] / "train.py"
 
 SMOKE = [
     "--timesteps", "2048", "--envs", "2", "--n-steps", "256", "--batch-size", "128",
@@ -45,7 +47,7 @@ SMOKE = [
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("smoke") / "model.safetensors"
-    assert train.main(SMOKE + ["--out", str(out)]) == 0
+    assert main(SMOKE + ["--out", str(out)]) == 0
     return out
 
 
@@ -99,11 +101,18 @@ def test_smoke_run_saves_a_model_that_reloads_and_plays_legal_moves(smoke_run):
 
 
 def _sb3_model_of_checkpoint(path: Path):
-    """The stable-baselines3 model inside one of our own checkpoints (trusted: we wrote it)."""
+    """A stable-baselines3 model of the default network with a checkpoint's weights."""
+    import torch
     from sb3_contrib import MaskablePPO
 
-    state = pickle.loads(train.read_checkpoint_payload(path))
-    return MaskablePPO.load(io.BytesIO(state["model"]), device="cpu")
+    from agents.training.config import TrainConfig
+    from agents.training.run import policy_kwargs
+
+    state = read_checkpoint(path)
+    model = MaskablePPO("MlpPolicy", TrashSoloEnv(episode="round"), device="cpu",
+                        policy_kwargs=policy_kwargs(TrainConfig()))
+    model.policy.load_state_dict({k: torch.from_numpy(v) for k, v in state["policy"].items()})
+    return model
 
 
 def test_numpy_actor_from_safetensors_matches_the_torch_policy(smoke_run):
@@ -134,7 +143,7 @@ def test_resume_continues_from_the_checkpoint_step_count(smoke_run, tmp_path, ca
     out = tmp_path / "resumed.safetensors"
     args = SMOKE + ["--out", str(out), "--resume", str(checkpoint), "--timesteps", "1536",
                     "--eval-every", "0"]
-    assert train.main(args) == 0
+    assert main(args) == 0
     assert "training 512 steps (1024 done)" in capsys.readouterr().out
     assert json.loads(out.with_suffix(".json").read_text())["timesteps"] == 1536
 
@@ -172,7 +181,7 @@ def test_a_two_player_model_refuses_another_table_size(smoke_run):
     ],
 )
 def test_bad_options_exit_2_with_a_clear_message(argv, message, tmp_path, capsys):
-    assert train.main(argv + ["--out", str(tmp_path / "m.safetensors"), "--no-progress"]
+    assert main(argv + ["--out", str(tmp_path / "m.safetensors"), "--no-progress"]
                       if "--out" not in argv else argv) == 2
     assert message in capsys.readouterr().err
 
@@ -191,7 +200,7 @@ TINY = [  # 3 rollouts of 256 steps; a checkpoint and a self-play snapshot after
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tiny") / "a.safetensors"
-    assert train.main(TINY + ["--out", str(out)]) == 0
+    assert main(TINY + ["--out", str(out)]) == 0
     return out
 
 
@@ -208,7 +217,7 @@ def test_resume_from_step_n_gives_the_uninterrupted_runs_weights_bit_for_bit(
         tiny_run, tmp_path, step):
     checkpoint = tiny_run.parent / "a_checkpoints" / f"step_{step:09d}.ckpt"
     out = tmp_path / "b.safetensors"
-    assert train.main(TINY + ["--out", str(out), "--resume", str(checkpoint)]) == 0
+    assert main(TINY + ["--out", str(out), "--resume", str(checkpoint)]) == 0
     assert _same_weights(tiny_run, out) == []
     # The checkpoints' own policies agree too, and were taken after their update: the
     # resumed run's checkpoint of step 768 is the uninterrupted one's.
@@ -223,7 +232,7 @@ def test_resume_skips_a_damaged_last_checkpoint_and_uses_the_previous_one(
     last = folder / "step_000000768.ckpt"
     last.write_bytes(last.read_bytes()[: last.stat().st_size // 2])  # a torn write
     out = tmp_path / "b.safetensors"
-    assert train.main(TINY + ["--out", str(out), "--resume", str(folder)]) == 0
+    assert main(TINY + ["--out", str(out), "--resume", str(folder)]) == 0
     captured = capsys.readouterr()
     assert "skipping checkpoint" in captured.err and "step_000000768.ckpt" in captured.err
     assert "damaged or truncated" in captured.err
@@ -233,12 +242,12 @@ def test_resume_skips_a_damaged_last_checkpoint_and_uses_the_previous_one(
 
 def test_resume_refuses_flags_that_would_change_the_weights(tiny_run, tmp_path, capsys):
     checkpoint = tiny_run.parent / "a_checkpoints" / "step_000000256.ckpt"
-    code = train.main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
+    code = main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
                               str(checkpoint), "--lr", "0.0005"])
     assert code == 2
     err = capsys.readouterr().err
     assert "--lr 0.001 (given 0.0005)" in err  # the checkpoint's: train.py's default lr
-    code = train.main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
+    code = main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
                               str(checkpoint), "--features", "obs"])
     assert code == 2  # the checkpoint's network reads the pairs features
     assert "--features 'pairs' (given 'obs')" in capsys.readouterr().err
@@ -249,7 +258,7 @@ def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
     shutil.copy(PRETRAINED, out)
     shutil.copy(PRETRAINED.with_suffix(".json"), out.with_suffix(".json"))
     before = out.read_bytes(), out.with_suffix(".json").read_bytes()
-    args = [sys.executable, str(Path(train.__file__)), "--out", str(out), "--timesteps",
+    args = [sys.executable, str(TRAIN_PY), "--out", str(out), "--timesteps",
             "100000", "--envs", "1", "--n-steps", "64", "--batch-size", "32", "--epochs", "1",
             "--checkpoint-every", "64", "--eval-every", "0", "--imitate", "none",
             "--opponents", "random", "--no-progress", "--episode", "round"]
@@ -269,7 +278,7 @@ def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
     assert load_policy_agent(str(out)).num_players == 2
     # What it wrote before dying is whole: every checkpoint is complete or absent.
     for path in folder.glob("*.ckpt"):
-        train.read_checkpoint_payload(path)
+        read_checkpoint(path)
 
 
 def test_exact_resume_also_holds_with_subprocess_envs(tmp_path):
@@ -277,10 +286,10 @@ def test_exact_resume_also_holds_with_subprocess_envs(tmp_path):
     ``env_method`` and the resumed run rebuilds them inside its own workers."""
     flags = TINY[:-2] + ["--timesteps", "512", "--vec", "subproc"]
     first = tmp_path / "a.safetensors"
-    assert train.main(flags + ["--out", str(first)]) == 0
+    assert main(flags + ["--out", str(first)]) == 0
     second = tmp_path / "b.safetensors"
     checkpoint = tmp_path / "a_checkpoints" / "step_000000256.ckpt"
-    assert train.main(flags + ["--out", str(second), "--resume", str(checkpoint)]) == 0
+    assert main(flags + ["--out", str(second), "--resume", str(checkpoint)]) == 0
     assert _same_weights(first, second) == []
 
 
@@ -306,7 +315,7 @@ TINY_BATCHED = _without(TINY, "--vec", "--envs", "--n-steps") + ["--envs", "8", 
 @pytest.fixture(scope="module")
 def batched_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("batched") / "a.safetensors"
-    assert train.main(TINY_BATCHED + ["--out", str(out)]) == 0
+    assert main(TINY_BATCHED + ["--out", str(out)]) == 0
     return out
 
 
@@ -314,9 +323,9 @@ def test_the_default_path_is_the_batched_env_and_logs_its_episodes(batched_run):
     from trash_env.vector import TrashVecEnv
 
     folder = batched_run.parent / "a_checkpoints"
-    state = pickle.loads(train.read_checkpoint_payload(folder / "step_000000256.ckpt"))
+    state = read_checkpoint(folder / "step_000000256.ckpt")
     assert state["flags"]["vec"] == "batched" and state["flags"]["envs"] == 8
-    venv = pickle.loads(state["envs"][0])  # the whole batch, mid-episode, with its generator
+    venv = state["envs"][0]  # the whole batch, mid-episode, with its generator
     assert isinstance(venv, TrashVecEnv) and venv.num_envs == 8
     assert isinstance(venv.core.rng, np.random.Generator)
     # The self-play pool was pushed into the batch: the snapshot of step 0, then of 256.
@@ -337,7 +346,7 @@ def test_batched_resume_from_step_n_gives_the_uninterrupted_runs_weights_bit_for
     out = tmp_path / "b.safetensors"
     # --vec, --envs and --n-steps not given: the checkpoint's values are taken.
     flags = _without(TINY_BATCHED, "--envs", "--n-steps")
-    assert train.main(flags + ["--out", str(out), "--resume", str(checkpoint)]) == 0
+    assert main(flags + ["--out", str(out), "--resume", str(checkpoint)]) == 0
     assert "on 8 batched envs" in capsys.readouterr().out
     assert _same_weights(batched_run, out) == []
     assert _same_weights(batched_run.parent / "a_checkpoints" / "step_000000768.safetensors",
@@ -348,18 +357,17 @@ def test_batched_resume_refuses_another_path_or_size(batched_run, tmp_path, caps
     checkpoint = batched_run.parent / "a_checkpoints" / "step_000000256.ckpt"
     for extra, message in ((["--vec", "dummy"], "--vec 'batched' (given 'dummy')"),
                            (["--envs", "4"], "--envs 8 (given 4)")):
-        code = train.main(TINY_BATCHED + extra + ["--out", str(tmp_path / "b.safetensors"),
+        code = main(TINY_BATCHED + extra + ["--out", str(tmp_path / "b.safetensors"),
                                                   "--resume", str(checkpoint)])
         assert code == 2
         assert message in capsys.readouterr().err
 
 
 def _settled(argv: list[str], monkeypatch, tmp_path: Path):
-    """The args train() would get (no training)."""
-    seen = {}
-    monkeypatch.setattr(train, "train", lambda args: seen.setdefault("args", args))
-    assert train.main(argv + ["--out", str(tmp_path / "m.safetensors"), "--no-progress"]) == 0
-    return seen["args"]
+    """The config train() would run (no training)."""
+    args = build_parser().parse_args(argv + ["--out", str(tmp_path / "m.safetensors"),
+                                             "--no-progress"])
+    return settle(config_of(args))
 
 
 def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
@@ -368,7 +376,7 @@ def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
     assert (args.vec, args.envs, args.n_steps) == ("batched", 256, 16)
     assert type(args.envs) is int and type(args.n_steps) is int  # plain ints in checkpoints
     assert args.batch_size == 1024 and type(args.batch_size) is int
-    assert (args.imitate, args.shaping, args.opponents) == ("none", 0.0, ["greedy"])
+    assert (args.imitate, args.shaping, args.opponents) == ("none", 0.0, ("greedy",))
     assert args.features == "pairs" and args.timesteps == 4_000_000
     args = _settled(["--vec", "dummy"], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
@@ -388,8 +396,10 @@ def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
                    "opponent 'search:rollouts=2' (it plays random, greedy, counting and model "
                    "files)"]
     # The batch is 256 x 16 = 4,096 samples: a larger minibatch is refused before any work.
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match="--batch-size must be at most --n-steps x --envs = "
+                       "4096"):
         _settled(["--batch-size", "8192"], monkeypatch, tmp_path)
+    assert main(["--batch-size", "8192", "--out", str(tmp_path / "m.safetensors")]) == 2
     assert "--batch-size must be at most --n-steps x --envs = 4096" in capsys.readouterr().err
 
 
@@ -425,18 +435,14 @@ def test_set_opponents_mid_episode_keeps_the_policies_of_episodes_under_way():
 
 
 def test_evaluations_come_early_in_the_first_interval_then_every_interval():
-    from types import SimpleNamespace
-
-    run = SimpleNamespace(args=SimpleNamespace(eval_every=250_000))
     points, steps = [], 0
     while steps < 1_000_000:
-        steps = train.Run.next_eval_after(run, steps)
+        steps = next_eval_after(steps, 250_000)
         points.append(steps)
     assert points == [15_625, 31_250, 62_500, 125_000, 250_000, 500_000, 750_000, 1_000_000]
-    assert train.Run.next_eval_after(run, 130_000) == 250_000  # resumed mid-interval
-    assert train.Run.next_eval_after(run, 250_000) == 500_000
-    run.args.eval_every = 0
-    assert train.Run.next_eval_after(run, 0) == float("inf")
+    assert next_eval_after(130_000, 250_000) == 250_000  # resumed mid-interval
+    assert next_eval_after(250_000, 250_000) == 500_000
+    assert next_eval_after(0, 0) == float("inf")
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -444,7 +450,7 @@ def test_the_evaluations_count_the_games_where_the_policy_holds_one_seat(players
     # With 3 players the evaluation also plays the line-up with two copies of the policy and
     # one opponent; counting those seats would mix in games against itself (par 1/2 there).
     rules = Rules(num_players=players).to_dict()
-    figures = train.evaluate_policy_vs(Path("counting"), "random", deals=6, seed=3, rules=rules)
+    figures = evaluate_vs("counting", "random", deals=6, seed=3, rules=rules)
     assert figures["games"] == 6 * players  # one line-up, rotated through every seat
     full = evaluate(["counting", "random"], rules=Rules(num_players=players), deals=6, seed=3)
     if players == 2:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import json
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,11 +25,12 @@ from agents.shaping import (
     last_deal_end_potential,
     progress_potential,
 )
+from agents.training.checkpoint import read_checkpoint
+from agents.training.cli import main
+from agents.training.config import DEFAULT_SHAPING, TrainConfig
+from agents.training.run import Run
 from trash_env.engine import DRAW_STOCK
 from trash_env.solo import TrashSoloEnv
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import train  # noqa: E402
 
 
 def test_potential_on_a_stacked_deal() -> None:
@@ -163,16 +163,11 @@ def test_shaping_is_off_by_default_and_checked() -> None:
 
 
 def test_train_anneals_the_coefficient_to_zero() -> None:
-    args = train.build_parser().parse_args(["--shaping", "2", "--shaping-until", "0.5",
-                                            "--timesteps", "1000"])
-    args.resume_state = None
-    args.net_arch = [8]
-    run = train.Run(args)
+    run = Run(TrainConfig(shaping=2, shaping_until=0.5, timesteps=1000, net="8"))
     assert run.shaping_end == 500
     assert [run.shaping_at(s) for s in (0, 250, 499, 500, 900)] == pytest.approx(
         [2.0, 1.0, 2.0 * (1 - 499 / 500), 0.0, 0.0])
-    off = train.build_parser().parse_args([])
-    assert off.shaping == train.DEFAULT_SHAPING
+    assert TrainConfig().shaping == DEFAULT_SHAPING == 0.0
 
 
 def _png_size(path: Path) -> tuple[int, int]:
@@ -189,7 +184,7 @@ def shaped_run(tmp_path_factory) -> Path:
             "--eval-every", "512", "--eval-deals", "6", "--final-deals", "10", "--workers", "1",
             "--checkpoint-every", "100000", "--opponents", "greedy", "random", "--no-progress",
             "--out", str(out)]
-    assert train.main(argv) == 0
+    assert main(argv) == 0
     return out
 
 
@@ -236,12 +231,9 @@ def test_dummy_path_trains_with_the_shaping_wrapper(tmp_path) -> None:
             "--shaping-until", "0.5",
             "--eval-every", "0", "--final-deals", "2", "--workers", "1", "--opponents",
             "greedy", "--checkpoint-every", "256", "--no-progress", "--out", str(out)]
-    assert train.main(argv) == 0
-    import pickle
-
-    state = pickle.loads(train.read_checkpoint_payload(
-        tmp_path / "d_checkpoints" / "step_000000256.ckpt"))
-    env = pickle.loads(state["envs"][0])
+    assert main(argv) == 0
+    state = read_checkpoint(tmp_path / "d_checkpoints" / "step_000000256.ckpt")
+    env = state["envs"][0]
     assert isinstance(env, ProgressShaping) and env.coef == 1.0
     assert state["shaping_end"] == 256
     rows = list(csv.DictReader((tmp_path / "d_log.csv").open()))

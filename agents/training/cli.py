@@ -1,0 +1,229 @@
+"""``train.py``'s command line: the flags, the :class:`TrainConfig` they describe, ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agents.training.config import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_OUT,
+    DEFAULT_SHAPING,
+    DEFAULT_SHAPING_UNTIL,
+    FEATURE_CHOICES,
+    VEC_CHOICES,
+    TrainConfig,
+)
+from agents.training.run import prepare, train
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from trash_env.cli import add_rules_arguments
+
+    parser = argparse.ArgumentParser(
+        prog="python train.py",
+        description="Train a Trash agent (MaskablePPO) against bots and snapshots of itself.",
+    )
+    add = parser.add_argument
+    add("--timesteps", type=int, default=4_000_000, help="total learner steps (default: 4000000)")
+    add("--seed", type=int, default=0, help="seed of everything (default: 0)")
+    add(
+        "--envs",
+        type=int,
+        default=None,
+        help="parallel envs (default: 256 with --vec batched, 4 with dummy or subproc; on "
+        "--resume, the checkpoint's)",
+    )
+    add(
+        "--vec",
+        choices=VEC_CHOICES,
+        default=None,
+        help="batched: one TrashVecEnv (trash_env.vector, the batched engine; needs numba) "
+        "whenever the opponent pool allows it (random, greedy, counting, model files, self), "
+        "else dummy with a one-line reason; dummy: DummyVecEnv (one process); subproc: "
+        "SubprocVecEnv (default: batched; on --resume, the checkpoint's)",
+    )
+    add(
+        "--opponents",
+        nargs="+",
+        default=["greedy"],
+        metavar="SPEC",
+        help="opponent pool: bot specs (random, greedy, counting, search:rollouts=20, a "
+        "model .safetensors) and/or self (the self-play pool); each entry is drawn equally "
+        "often (default: greedy)",
+    )
+    add(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"model path (.safetensors); the sidecar copy (.json), CSV log, PNG, checkpoints "
+        f"and self-play pool go beside it (default: {DEFAULT_OUT})",
+    )
+    add(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="CKPT",
+        help="continue training from this checkpoint (a step_N.ckpt, or a checkpoints "
+        "directory: its latest good one) up to --timesteps in total; a damaged checkpoint "
+        "is skipped for the previous one; a .ckpt holds tensors and JSON only",
+    )
+    add("--tensorboard", type=Path, default=None, metavar="DIR", help="TensorBoard log dir")
+    add(
+        "--checkpoint-every",
+        type=int,
+        default=500_000,
+        metavar="N",
+        help="save a checkpoint after the PPO update at every N steps (default: 500000)",
+    )
+    add(
+        "--snapshot-every",
+        type=int,
+        default=50_000,
+        metavar="N",
+        help="add a self-play snapshot every N steps (default: 50000)",
+    )
+    add("--pool-size", type=int, default=5, help="self-play snapshots kept (default: 5)")
+    add(
+        "--eval-every",
+        type=int,
+        default=250_000,
+        metavar="N",
+        help="evaluate against greedy and random at step 0, at N/16, N/8, N/4 and N/2 (the "
+        "climb of a run from scratch), then every N steps; 0 for never (default: 250000)",
+    )
+    add(
+        "--eval-deals",
+        type=int,
+        default=200,
+        metavar="N",
+        help="duplicate deals per opponent in a periodic evaluation (default: 200)",
+    )
+    add(
+        "--final-deals",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="duplicate deals per opponent in the final evaluation (default: 1000)",
+    )
+    add(
+        "--imitate",
+        default="none",
+        metavar="SPEC",
+        help="warm start: before PPO, fit the policy to this bot's moves (e.g. greedy) and "
+        "the critic to the results; PPO then trains on the zero-sum reward as usual; none: "
+        "learn from a random policy (default: none)",
+    )
+    add(
+        "--imitate-samples",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="decisions of the teacher to fit (default: 100000)",
+    )
+    add(
+        "--imitate-epochs", type=int, default=10, metavar="N", help="passes over them (default: 10)"
+    )
+    add("--workers", type=int, default=2, help="processes for the final evaluation (default: 2)")
+    add(
+        "--round-rewards",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="pay every deal's zero-sum result too (default: on for whole-game episodes)",
+    )
+    add(
+        "--shaping",
+        type=float,
+        default=DEFAULT_SHAPING,
+        metavar="C",
+        help="optional SHAPED reward on top of the true one: C x the progress since the "
+        "previous learner decision (own share of the layout face-up minus the opponents' "
+        "mean, per deal; agents/shaping.py); it telescopes within a deal to that difference "
+        "at the deal's end; the episode figures and every evaluation keep the true result; "
+        f"0: off (default: {DEFAULT_SHAPING})",
+    )
+    add(
+        "--shaping-until",
+        type=float,
+        default=DEFAULT_SHAPING_UNTIL,
+        metavar="F",
+        help="anneal the shaping coefficient linearly from C at step 0 to 0 at F x "
+        "--timesteps, so the updates after that see the true reward alone (default: "
+        f"{DEFAULT_SHAPING_UNTIL})",
+    )
+    add("--net", default="128,128", help="hidden layer sizes of the MLP (default: 128,128)")
+    add(
+        "--features",
+        choices=FEATURE_CHOICES,
+        default="pairs",
+        help="the network's inputs: obs, the observation alone; pairs, the observation plus "
+        "the products 'the card on offer has rank r and my slot r is in state s' and "
+        "'the card on offer is wild' (agents/features.py; no parameters) "
+        "(default: pairs)",
+    )
+    add(
+        "--lr",
+        type=float,
+        default=1e-3,
+        help="learning rate (default: 1e-3; 1e-4 suits fine-tuning after --imitate)",
+    )
+    add(
+        "--n-steps",
+        type=int,
+        default=None,
+        help="rollout steps per env (default: 16 with --vec batched, 512 with dummy or "
+        "subproc: 4,096 and 2,048 samples per rollout with the default --envs; on --resume, "
+        "the checkpoint's)",
+    )
+    add(
+        "--batch-size",
+        type=int,
+        default=None,
+        help=f"minibatch size (default: {DEFAULT_BATCH_SIZE}, or one rollout if smaller)",
+    )
+    add("--epochs", type=int, default=2, help="PPO epochs per rollout (default: 2)")
+    add("--gamma", type=float, default=0.995, help="discount (default: 0.995)")
+    add(
+        "--ent-coef",
+        type=float,
+        default=0.01,
+        help="entropy bonus (default: 0.01; 0.001 suits fine-tuning after --imitate)",
+    )
+    add("--threads", type=int, default=1, help="torch threads (default: 1)")
+    add("--no-progress", action="store_true", help="no progress bar")
+    add_rules_arguments(parser)
+    return parser
+
+
+def config_of(args: argparse.Namespace) -> TrainConfig:
+    """The :class:`TrainConfig` that parsed flags describe (checked: ``ValueError``)."""
+    from trash_env.cli import rules_options
+
+    values = {
+        name: getattr(args, name)
+        for name in TrainConfig.__dataclass_fields__
+        if name not in ("progress", "rules", "opponents")
+    }
+    return TrainConfig(
+        **values,
+        opponents=tuple(args.opponents),
+        progress=not args.no_progress,
+        rules=rules_options(args),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse, check, train; a bad flag or checkpoint exits 2 with one sentence on stderr."""
+    from trash_env.files import safe_text
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config, checkpoint = prepare(config_of(args))
+        train(config, checkpoint)
+    except ValueError as error:
+        parser.print_usage(sys.stderr)
+        print(f"train.py: error: {safe_text(error)}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,80 @@
+"""TrainConfig (agents/training/config.py): built from Python, checked on construction with a
+ValueError naming the flag; numpy values accepted where Python's are (bools are not
+integers); frozen; settle() decides what the vec path and a checkpoint leave open."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from agents.training.cli import build_parser, config_of
+from agents.training.config import TrainConfig, settle
+
+
+def test_the_command_line_defaults_are_the_config_defaults():
+    assert config_of(build_parser().parse_args([])) == TrainConfig()
+
+
+def test_numpy_values_are_accepted_and_stored_as_python_values():
+    config = TrainConfig(
+        timesteps=np.int64(100),
+        seed=np.uint32(3),
+        lr=np.float64(0.01),
+        progress=np.bool_(False),
+        vec=np.str_("dummy"),
+        features=np.str_("obs"),
+        envs=np.int16(2),
+    )
+    assert (config.timesteps, config.seed, config.envs) == (100, 3, 2)
+    assert type(config.timesteps) is int and type(config.lr) is float
+    assert config.progress is False and type(config.vec) is str
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"timesteps": True}, "--timesteps must be an integer"),
+        ({"timesteps": 1.5}, "--timesteps must be an integer"),
+        ({"envs": np.bool_(True)}, "--envs must be an integer"),
+        ({"seed": -1}, "--seed must be an integer from 0"),
+        ({"gamma": True}, "--gamma must be a finite number"),
+        ({"lr": "0.1"}, "--lr must be a finite number"),
+        ({"ent_coef": float("nan")}, "--ent-coef must be a finite number"),
+        ({"vec": "gpu"}, "--vec must be one of batched, dummy, subproc"),
+        ({"features": "pixels"}, "--features must be one of obs, pairs"),
+        ({"progress": 1}, "progress (--no-progress) must be True or False"),
+        ({"round_rewards": "yes"}, "--round-rewards must be True or False"),
+        ({"opponents": "greedy"}, "--opponents must be a list"),
+        ({"opponents": ()}, "--opponents must name at least one agent"),
+        ({"opponents": ("human",)}, "--opponents: 'human' plays at a terminal"),
+        ({"imitate": "human"}, "--imitate: 'human' plays at a terminal"),
+        ({"net": "0"}, "--net must be 1 to 8 layer sizes"),
+        ({"rules": {"players": 3}}, "rules: unknown rules option"),
+        ({"out": "m.zip"}, "no longer writes .zip"),
+    ],
+)
+def test_a_bad_value_names_its_flag(values, message, tmp_path):
+    values.setdefault("out", tmp_path / "m.safetensors")
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        TrainConfig(**values)
+
+
+def test_the_config_is_frozen_and_settle_returns_a_new_one(tmp_path):
+    config = TrainConfig(out=tmp_path / "m.safetensors", opponents=["greedy", "self"])
+    assert config.opponents == ("greedy", "self")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.envs = 3  # type: ignore[misc]
+    settled = settle(config)
+    assert config.envs is None and (settled.vec, settled.envs, settled.n_steps) == (
+        "batched",
+        256,
+        16,
+    )
+    assert settled.batch_size == 1024 and settled.round_rewards is True
+    assert settle(settled) is settled
+    rounds = settle(
+        TrainConfig(out=tmp_path / "m.safetensors", vec="dummy", envs=2, rules={"episode": "round"})
+    )
+    assert (rounds.n_steps, rounds.batch_size, rounds.round_rewards) == (512, 1024, False)
