@@ -12,7 +12,7 @@ import pytest
 from agents.convert import save_sb3_policy
 from agents.features import FEATURES, PairFeatures, extra_inputs, pair_indices, torch_extractor
 from agents.policy import load_policy_agent
-from tests.helpers import game
+from helpers import game
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import DOWN, NATURAL, Game
 from trash_env.observation import encode_observation, observation_size

@@ -29,7 +29,7 @@ from agents.policy import (
     pretrained_counts,
     pretrained_path,
 )
-from tests.test_policy_files import tiny_network, tiny_tensors
+from test_policy_files import tiny_network, tiny_tensors
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
 from trash_env.view import PublicView

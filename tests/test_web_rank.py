@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from web_support import serving
 
-import evaluate
+import agents.evaluate_cli as evaluate
 from agents.base import make_agent
 from agents.game_log import build_log
 from agents.tournament import deal_seed
