@@ -166,6 +166,10 @@ class Game:
         "_face_down_left", "_max_turns",
     )
     # fmt: on
+    # Declared here for type checkers: methods that read them come before the one that sets them.
+    stock: list[int]
+    held: int
+    _stock_known: bool
     # Their names in pickles written before they were public (train.py checkpoints hold games).
     _RENAMED = {"_current": "current", "_down": "face_down", "_hidden": "hidden"}
 
