@@ -170,16 +170,6 @@ class Game:
     stock: list[int]
     held: int
     _stock_known: bool
-    # Their names in pickles written before they were public (train.py checkpoints hold games).
-    _RENAMED = {"_current": "current", "_down": "face_down", "_hidden": "hidden"}
-
-    def __setstate__(self, state: tuple[None, dict] | dict) -> None:
-        """Restore a pickled or copied game, including one pickled under the old names."""
-        slots = state[1] if isinstance(state, tuple) else state
-        if "_current" in slots:
-            slots = {Game._RENAMED.get(name, name): value for name, value in slots.items()}
-        for name, value in slots.items():
-            setattr(self, name, value)
 
     def __init__(
         self,
