@@ -22,6 +22,8 @@ from trash_env.vector.batch import VIOLATIONS
         [10.0, 10, 10],
         [2**70, 10, 10],
         [True, False, True],
+        [True, 1, 1],  # np.asarray reads this list as integers: its elements are checked
+        (10, np.True_, 10),
         np.full(3, 2**63, np.uint64),
         ["10", "10", "10"],
     ],
@@ -48,6 +50,20 @@ def test_vector_game_takes_integers_of_any_kind(dtype):
     legal = one.step(np.full(3, DRAW_STOCK, dtype))
     assert legal.tolist() == other.step([DRAW_STOCK] * 3).tolist()
     assert one.games.tobytes() == other.games.tobytes()
+
+
+@pytest.mark.parametrize("env_class", [TrashVecEnv, TrashVectorEnv])
+@pytest.mark.parametrize(
+    "actions", [[True, 0, 0, 0], (0, 0, np.False_, 0), np.ones(4, bool), [0.0, 0, 0, 0]], ids=repr
+)
+def test_vector_envs_refuse_bools_and_floats_even_inside_a_list(env_class, actions):
+    env = env_class(4, seed=0)
+    env.reset()
+    before = env.core.batch.games.tobytes()
+    with pytest.raises(ValueError, match="actions must be integers from 0 to 12, got"):
+        env.step(actions)
+    assert env.core.batch.games.tobytes() == before
+    env.step([0, 0, 0, 0])  # a list of plain integers is taken
 
 
 @pytest.mark.parametrize("env_class", [TrashVecEnv, TrashVectorEnv])

@@ -42,7 +42,7 @@ from trash_env.progress import check_coef, progress_potential
 from trash_env.rules import Rules
 from trash_env.solo import solo_rules
 from trash_env.vector import _kernels as K
-from trash_env.vector.batch import VectorGame
+from trash_env.vector.batch import VectorGame, holds_bool
 
 MAX_REDEALS = 1000
 ILLEGAL_REWARD = -1.0
@@ -324,9 +324,9 @@ class SoloBatch:
         b = self.batch
         a = b.arrays
         raw = np.asarray(actions)
-        if raw.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got dtype "
-                             f"{raw.dtype}")
+        if raw.dtype.kind not in "iu" or holds_bool(actions):
+            got = "a bool inside a list" if raw.dtype.kind in "iu" else f"dtype {raw.dtype}"
+            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got {got}")
         if raw.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {raw.shape}")
         acts = raw.astype(np.int64)
@@ -460,7 +460,7 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
         return observations
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions)
+        self._actions = actions  # as given: the core checks them (bools inside a list too)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         if not self._started:
