@@ -108,11 +108,15 @@ def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) 
     )
 
 
+_BOOL_TYPES = (bool, np.bool_)
+
+
 def holds_bool(values: object) -> bool:
     """Whether a Python list or tuple holds a bool: ``np.asarray([True, 1])`` is an integer
     array, so the dtype alone does not tell. An array has one dtype: it costs nothing here."""
+    # The set of element types is built in C and holds one or two types in practice.
     return isinstance(values, (list, tuple)) and any(
-        isinstance(value, (bool, np.bool_)) for value in values
+        issubclass(kind, _BOOL_TYPES) for kind in set(map(type, values))
     )
 
 
