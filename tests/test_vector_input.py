@@ -105,3 +105,10 @@ def test_vector_check_invariants_names_the_broken_game_and_rule(corrupt, broken)
     assert codes[[0, 1, 3]].tolist() == [0, 0, 0] and broken in VIOLATIONS[codes[2] - 1]
     with pytest.raises(InvariantError, match=rf"game 2 of 4 .*{broken}"):
         batch.check_invariants()
+
+
+def test_vec_env_step_wait_without_step_async_says_so():
+    env = TrashVecEnv(2, seed=0)
+    env.reset()
+    with pytest.raises(RuntimeError, match=r"call step_async\(actions\) before step_wait\(\)"):
+        env.step_wait()

@@ -17,7 +17,7 @@ import numbers
 from collections import Counter
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -129,6 +129,9 @@ def _integer(value: object) -> int | None:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         return None
     return int(value)
+
+
+_SomeGame = TypeVar("_SomeGame", bound="Game")  # clone() of a subclass is that subclass
 
 
 class InvariantError(Exception):
@@ -308,7 +311,7 @@ class Game:
         the deck minus every visible card."""
         return list(self.hidden)
 
-    def clone(self, events: bool = True) -> Game:
+    def clone(self: _SomeGame, events: bool = True) -> _SomeGame:
         """An independent copy (its own rng state); ``events=False`` starts an empty log."""
         other = copy.copy(self)
         other.rng = copy.deepcopy(self.rng)
