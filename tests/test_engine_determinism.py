@@ -1,6 +1,9 @@
 """Determinism: the same seed and the same actions replay the same game; ``clone()`` gives an
 independent copy (stepping one leaves the other unchanged)."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 from helpers import A, K, Q, play_random, random_rules, since, snapshot, stacked_game
@@ -69,6 +72,23 @@ def test_clone_replays_the_original(seed):
         c.step(action)
     assert snapshot(c) == snapshot(g)
 
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_pickled_or_copied_game_plays_on_identically(seed):
+    # Envs are pickled between processes (SubprocVecEnv) and copied: a Game restores from its
+    # slots by the default protocol, every attribute and the rng state included.
+    rng = np.random.default_rng(seed)
+    g = Game(random_rules(rng), seed=seed)
+    play_random(g, rng, limit=int(rng.integers(0, 40)))
+    copies = [pickle.loads(pickle.dumps(g, protocol=p)) for p in (2, pickle.HIGHEST_PROTOCOL)]
+    copies.append(copy.deepcopy(g))
+    assert all(snapshot(c) == snapshot(g) for c in copies)
+    actions = play_random(g, np.random.default_rng(seed + 5))
+    for c in copies:
+        for action in actions:
+            c.step(action)
+        assert snapshot(c) == snapshot(g)
 
 def test_clone_without_events_and_with_pending_stacked_deals():
     # Deal 1: player 0 discards a Queen, player 1 wins at once. Deal 2 is stacked too.

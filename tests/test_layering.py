@@ -222,13 +222,13 @@ def test_no_import_cycle_between_modules() -> None:
 PRIVATE = {
     name for name in set(Game.__slots__) | set(vars(Game))
     if name.startswith("_") and not name.startswith("__")
-} | set(Game._RENAMED)  # the old private names of current, face_down and hidden
+}
 
 
 def test_only_the_engine_reads_private_game_names() -> None:
     """Outside engine.py, no ``x._name`` where ``_name`` is a private Game attribute or method
     (``self._name`` of other classes is their own business)."""
-    assert {"_current", "_down", "_hidden", "_refuse", "_stock_known", "_free_left"} <= PRIVATE
+    assert {"_refuse", "_stock_known", "_free_left"} <= PRIVATE
     offenders = []
     for package in PACKAGES:
         for path in modules(package):
@@ -352,26 +352,3 @@ def test_loaders_resolve_suffixes_patterns_and_names(monkeypatch) -> None:
     assert calls == [("dir/M.PROBE", 3, {"x": "1"}), ("probe_4p", 4, {}), ("probeonly", None, {})]
     with pytest.raises(ValueError, match=r"unknown agent 'probe_10p'.*probe_Np.*PATH\.probe"):
         registry.make_agent("probe_10p")
-
-
-def test_a_game_pickled_under_the_old_private_names_restores() -> None:
-    """``current``, ``face_down`` and ``hidden`` were ``_current``, ``_down`` and ``_hidden``
-    before they became public: a pickled game (train.py checkpoints hold games) written then
-    restores to the same game, which plays on identically."""
-    import pickle
-
-    game = Game(seed=11)
-    for _ in range(9):
-        game.step(game.legal_actions()[-1])
-    _, slots = game.__reduce_ex__(4)[2]
-    old = {{"current": "_current", "face_down": "_down", "hidden": "_hidden"}.get(k, k): v
-           for k, v in slots.items()}
-    restored = Game.__new__(Game)
-    restored.__setstate__((None, pickle.loads(pickle.dumps(old))))
-    assert (restored.current, restored.face_down, restored.hidden) == (
-        game.current, game.face_down, game.hidden)
-    while not game.done:
-        action = game.legal_actions()[-1]
-        game.step(action)
-        restored.step(action)
-    assert restored.events == game.events and restored.winners == game.winners

@@ -22,6 +22,8 @@ from trash_env.vector.batch import VIOLATIONS
         [10.0, 10, 10],
         [2**70, 10, 10],
         [True, False, True],
+        [True, 1, 1],  # np.asarray reads this list as integers: its elements are checked
+        (10, np.True_, 10),
         np.full(3, 2**63, np.uint64),
         ["10", "10", "10"],
     ],
@@ -48,6 +50,20 @@ def test_vector_game_takes_integers_of_any_kind(dtype):
     legal = one.step(np.full(3, DRAW_STOCK, dtype))
     assert legal.tolist() == other.step([DRAW_STOCK] * 3).tolist()
     assert one.games.tobytes() == other.games.tobytes()
+
+
+@pytest.mark.parametrize("env_class", [TrashVecEnv, TrashVectorEnv])
+@pytest.mark.parametrize(
+    "actions", [[True, 0, 0, 0], (0, 0, np.False_, 0), np.ones(4, bool), [0.0, 0, 0, 0]], ids=repr
+)
+def test_vector_envs_refuse_bools_and_floats_even_inside_a_list(env_class, actions):
+    env = env_class(4, seed=0)
+    env.reset()
+    before = env.core.batch.games.tobytes()
+    with pytest.raises(ValueError, match="actions must be integers from 0 to 12, got"):
+        env.step(actions)
+    assert env.core.batch.games.tobytes() == before
+    env.step([0, 0, 0, 0])  # a list of plain integers is taken
 
 
 @pytest.mark.parametrize("env_class", [TrashVecEnv, TrashVectorEnv])
@@ -89,3 +105,10 @@ def test_vector_check_invariants_names_the_broken_game_and_rule(corrupt, broken)
     assert codes[[0, 1, 3]].tolist() == [0, 0, 0] and broken in VIOLATIONS[codes[2] - 1]
     with pytest.raises(InvariantError, match=rf"game 2 of 4 .*{broken}"):
         batch.check_invariants()
+
+
+def test_vec_env_step_wait_without_step_async_says_so():
+    env = TrashVecEnv(2, seed=0)
+    env.reset()
+    with pytest.raises(RuntimeError, match=r"call step_async\(actions\) before step_wait\(\)"):
+        env.step_wait()

@@ -17,7 +17,7 @@ import numbers
 from collections import Counter
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -131,6 +131,9 @@ def _integer(value: object) -> int | None:
     return int(value)
 
 
+_SomeGame = TypeVar("_SomeGame", bound="Game")  # clone() of a subclass is that subclass
+
+
 class InvariantError(Exception):
     """A game's state broke a rule the engine must keep (raised by ``check_invariants``)."""
 
@@ -166,16 +169,10 @@ class Game:
         "_face_down_left", "_max_turns",
     )
     # fmt: on
-    # Their names in pickles written before they were public (train.py checkpoints hold games).
-    _RENAMED = {"_current": "current", "_down": "face_down", "_hidden": "hidden"}
-
-    def __setstate__(self, state: tuple[None, dict] | dict) -> None:
-        """Restore a pickled or copied game, including one pickled under the old names."""
-        slots = state[1] if isinstance(state, tuple) else state
-        if "_current" in slots:
-            slots = {Game._RENAMED.get(name, name): value for name, value in slots.items()}
-        for name, value in slots.items():
-            setattr(self, name, value)
+    # Declared here for type checkers: methods that read them come before the one that sets them.
+    stock: list[int]
+    held: int
+    _stock_known: bool
 
     def __init__(
         self,
@@ -314,7 +311,7 @@ class Game:
         the deck minus every visible card."""
         return list(self.hidden)
 
-    def clone(self, events: bool = True) -> Game:
+    def clone(self: _SomeGame, events: bool = True) -> _SomeGame:
         """An independent copy (its own rng state); ``events=False`` starts an empty log."""
         other = copy.copy(self)
         other.rng = copy.deepcopy(self.rng)

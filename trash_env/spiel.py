@@ -235,6 +235,7 @@ class TrashState(pyspiel.State):
         return engine.current
 
     def _legal_actions(self, player: int) -> list[int]:
+        assert self._engine is not None  # OpenSpiel asks only at decision nodes, after the deal
         return self._engine.legal_actions()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:

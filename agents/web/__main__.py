@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.game_log import DEFAULT_LOG_DIR
-from agents.web.server import Config, make_server, write_open_logs
+from agents.web.server import Config, bound_address, make_server, write_open_logs
 
 DEFAULT_PORT = 8765
 
@@ -51,8 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = make_server(config, args.host, args.port)
     except OSError as error:
         parser.error(f"cannot serve on {args.host}:{args.port}: {error.strerror or error}")
-    host, port = server.server_address[:2]
-    shown = f"[{host}]" if ":" in str(host) else host
+    host, port = bound_address(server)
+    shown = f"[{host}]" if ":" in host else host
     print(f"Trash table at http://{shown}:{port}/  (Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
 MAX_LISTED = 2000  # files a folder listing returns at most (newest first)
@@ -32,12 +33,12 @@ def confined(folder: Path, name: object, suffix: str) -> Path:
     return path
 
 
-def listing(folder: Path | None, suffix: str) -> list[dict]:
+def listing(folder: Path | None, suffix: str) -> list[dict[str, Any]]:
     """The ``suffix`` files directly in ``folder``, newest first: name, size and time."""
     if folder is None or not folder.is_dir():
         return []
     root = folder.resolve()
-    found = []
+    found: list[dict[str, Any]] = []
     for path in root.iterdir():
         if not (_NAME.fullmatch(path.name) and path.name.endswith(suffix)):
             continue

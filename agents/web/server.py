@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from socketserver import BaseServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from agents.base import MODEL_SUFFIX, known_agents
@@ -173,11 +174,11 @@ class Handler(BaseHTTPRequestHandler):
     def _check_host(self) -> None:
         """On a loopback address, answer only requests addressed to it: a page elsewhere
         that points its own name at 127.0.0.1 (DNS rebinding) must not read the logs."""
-        bound = self.server.server_address[0]
+        bound, bound_port = bound_address(self.server)
         if bound not in ("127.0.0.1", "::1"):
             return
         host = (self.headers.get("Host") or "").lower()
-        port = str(self.server.server_address[1])
+        port = str(bound_port)
         if not any(host in (name, f"{name}:{port}") for name in _LOOPBACK_NAMES):
             raise BadRequest("requests must be addressed to this machine's own address",
                              HTTPStatus.FORBIDDEN)
@@ -313,6 +314,15 @@ class Handler(BaseHTTPRequestHandler):
             raise BadRequest("no such saved game", HTTPStatus.NOT_FOUND)
         game = confined(games, route[2], ".json")
         return self._json(replay_data(read_log(game)) | {"file": route[2]})
+
+
+def bound_address(server: BaseServer) -> tuple[str, int]:
+    """The host and port an IP server is bound to. ``server_address`` is typed for every
+    socket family (a Unix socket's is a path); an IP socket's is ``(host, port, ...)``."""
+    address = server.server_address
+    if not isinstance(address, tuple):
+        raise TypeError(f"not an IP server's address: {address!r}")
+    return str(address[0]), int(address[1])
 
 
 def make_server(config: Config, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:

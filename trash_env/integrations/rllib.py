@@ -69,8 +69,12 @@ class TrashMultiAgentEnv(MultiAgentEnv):
                 "action_mask": spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
             }
         )
-        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.observation_spaces: dict[str, spaces.Space[Any]] = dict.fromkeys(
+            self.possible_agents, space
+        )
+        self.action_spaces: dict[str, spaces.Space[Any]] = {
+            a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents
+        }
         self.observation_space = spaces.Dict(self.observation_spaces)
         self.action_space = spaces.Dict(self.action_spaces)
         # Actions the mask refused in this game (a metric: masked policies send none; an

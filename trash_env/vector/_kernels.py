@@ -817,7 +817,7 @@ def bot_action(r, kind, weight, orng, wild, n) -> int:
 
 
 @njit(cache=True)
-def random_engine_action(r, orng) -> int:
+def random_engine_action(r, orng) -> int | np.int64:  # int64 inside numba either way
     """A uniform choice among ``Game.legal_actions()`` (the call decision included)."""
     d = r.decision
     if d == CALL:

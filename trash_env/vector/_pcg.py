@@ -11,6 +11,9 @@ state lives in four ``uint64`` words and a buffered half per game, in the batch'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -68,7 +71,7 @@ def next_uint32(rng: np.ndarray) -> np.uint64:
 
 
 @njit(cache=True)
-def random_interval(rng: np.ndarray, high: int) -> int:
+def random_interval(rng: np.ndarray, high: int) -> np.int64:
     """A uniform integer in [0, high] by masked rejection (numpy's ``random_interval``)."""
     if high == 0:
         return np.int64(0)
@@ -87,7 +90,7 @@ def random_interval(rng: np.ndarray, high: int) -> int:
 
 
 @njit(cache=True)
-def integers(rng: np.ndarray, n: int) -> int:
+def integers(rng: np.ndarray, n: int) -> np.int64:
     """``Generator.integers(n)`` for 1 <= n < 2**32 (Lemire's bounded method on 32 bits)."""
     if n == 1:
         return np.int64(0)
@@ -121,7 +124,7 @@ def rng_words(seed: int | np.random.SeedSequence | None) -> np.ndarray:
     return words_of(state)
 
 
-def words_of(state: dict) -> np.ndarray:
+def words_of(state: Mapping[str, Any]) -> np.ndarray:
     mask = (1 << 64) - 1
     inner = state["state"]
     return np.array(

@@ -108,15 +108,28 @@ def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) 
     )
 
 
+_BOOL_TYPES = (bool, np.bool_)
+
+
+def holds_bool(values: object) -> bool:
+    """Whether a Python list or tuple holds a bool: ``np.asarray([True, 1])`` is an integer
+    array, so the dtype alone does not tell. An array has one dtype: it costs nothing here."""
+    # The set of element types is built in C and holds one or two types in practice.
+    return isinstance(values, (list, tuple)) and any(
+        issubclass(kind, _BOOL_TYPES) for kind in set(map(type, values))
+    )
+
+
 def engine_actions(actions: object, batch_size: int) -> np.ndarray:
     """``actions`` as int64 ``(batch_size,)``, or ``ValueError`` naming the shape or range
     expected: floats are not truncated, bools are not actions and huge integers are refused
     before any cast can overflow."""
     top = NUM_ENGINE_ACTIONS - 1
     raw = np.asarray(actions)
-    if raw.dtype.kind not in "iu":
+    if raw.dtype.kind not in "iu" or holds_bool(actions):
         raise ValueError(
-            f"actions must be integers from 0 to {top}, got {reprlib.repr(actions)} ({raw.dtype})"
+            f"actions must be integers from 0 to {top}, got {reprlib.repr(actions)} "
+            f"({'a bool inside a list' if raw.dtype.kind in 'iu' else raw.dtype})"
         )
     if raw.shape != (batch_size,):
         raise ValueError(f"actions must have shape ({batch_size},), got {raw.shape}")

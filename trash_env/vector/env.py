@@ -44,7 +44,7 @@ from trash_env.progress import check_coef, progress_potential
 from trash_env.rules import Rules
 from trash_env.solo import solo_rules
 from trash_env.vector import _kernels as K
-from trash_env.vector.batch import VectorGame
+from trash_env.vector.batch import VectorGame, holds_bool
 
 MAX_REDEALS = 1000
 ILLEGAL_REWARD = -1.0
@@ -88,7 +88,7 @@ def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
     """(kind, counting weight, policy) of one opponent pool entry. A bot runs compiled when its
     class declares ``batch_kernel`` in its own body (``agents``' random, greedy and counting):
     a subclass may play differently, so it does not inherit the claim."""
-    agent = make_agent(entry, seed=0) if isinstance(entry, str) else entry
+    agent: Any = make_agent(entry, seed=0) if isinstance(entry, str) else entry
     kernel = type(agent).__dict__.get("batch_kernel")
     if kernel == "random":
         return K.BOT_RANDOM, 0.0, None
@@ -334,9 +334,9 @@ class SoloBatch:
         b = self.batch
         a = b.arrays
         raw = np.asarray(actions)
-        if raw.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got dtype "
-                             f"{raw.dtype}")
+        if raw.dtype.kind not in "iu" or holds_bool(actions):
+            got = "a bool inside a list" if raw.dtype.kind in "iu" else f"dtype {raw.dtype}"
+            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got {got}")
         if raw.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {raw.shape}")
         acts = raw.astype(np.int64)
@@ -372,7 +372,7 @@ class SoloBatch:
         finished = np.flatnonzero(terminated | truncated)
         if finished.size:
             final = observations[finished].copy()
-            self.finished = self._finished_info(finished, illegal)
+            self.finished: list[dict] | None = self._finished_info(finished, illegal)
             self.reset_slots(finished)
             observations[finished] = self.observe_slots(finished)
         else:
@@ -423,10 +423,10 @@ def _spaces(num_players: int, observation: str) -> tuple[spaces.Box, spaces.Disc
 try:
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnv
 except ImportError:  # the train extra is not installed: only the Gymnasium env is available
-    _VecEnv = object
+    _VecEnv = object  # type: ignore[misc, assignment]
 
 
-class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
+class TrashVecEnv(_VecEnv):
     """A stable-baselines3 ``VecEnv`` of ``num_envs`` TrashSolo games stepped as one batch.
 
     Arguments as :class:`trash_env.solo.TrashSoloEnv` (``opponents``, ``seat``,
@@ -473,14 +473,17 @@ class TrashVecEnv(_VecEnv):  # type: ignore[misc, valid-type]
         return observations
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions)
+        self._actions = actions  # as given: the core checks them (bools inside a list too)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         if not self._started:
             raise RuntimeError("call reset() before step()")
+        if self._actions is None:
+            raise RuntimeError("call step_async(actions) before step_wait()")
         observations, rewards, terminated, truncated, _, final = self.core.step(self._actions)
         infos: list[dict] = [{} for _ in range(self.num_envs)]
         if final is not None:
+            assert self.core.finished is not None  # set by the same step as final
             finished = np.flatnonzero(terminated | truncated)
             for k, (g, info) in enumerate(zip(finished.tolist(), self.core.finished, strict=True)):
                 info["terminal_observation"] = final[k]
@@ -614,6 +617,7 @@ class TrashVectorEnv(gym_vector.VectorEnv):
         observations, rewards, terminated, truncated, _, final = self.core.step(actions)
         infos = self._infos()
         if final is not None:
+            assert self.core.finished is not None  # set by the same step as final
             finished = np.flatnonzero(terminated | truncated)
             final_obs = np.empty(self.num_envs, object)
             final_info = np.empty(self.num_envs, object)
