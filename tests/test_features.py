@@ -8,11 +8,11 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers import game
 
 from agents.convert import save_sb3_policy
 from agents.features import FEATURES, PairFeatures, extra_inputs, pair_indices, torch_extractor
 from agents.policy import load_policy_agent
-from helpers import game
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import DOWN, NATURAL, Game
 from trash_env.observation import encode_observation, observation_size

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from test_policy_files import tiny_network, tiny_tensors
 
 from agents import policy
 from agents.base import make_agent
@@ -29,7 +30,6 @@ from agents.policy import (
     pretrained_counts,
     pretrained_path,
 )
-from test_policy_files import tiny_network, tiny_tensors
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
 from trash_env.view import PublicView
