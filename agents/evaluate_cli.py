@@ -35,6 +35,7 @@ from agents.evaluation import (
     SEATINGS,
     evaluate,
 )
+from agents.report import Report
 from agents.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
 from trash_env.cli import add_rules_arguments, check_int, rules_options, whole_number
 from trash_env.files import IMAGE_SUFFIXES, check_output_path
@@ -120,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    report: Report | SizesReport
     try:
         check_args(args)
         rules = Rules.from_options(**rules_options(args))
@@ -144,7 +146,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         report.write_json(args.json)
     if args.csv:
         report.write_csv(args.csv)
-    if args.png:
+    if args.png and isinstance(report, Report):  # check_args refuses --png with --sizes
         report.plot(args.png)
     return 0
 

@@ -17,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import multiprocessing
+import operator
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
+from typing import SupportsIndex
 
 from agents.report import Report
 from agents.scoring import Z95, Tally, wilson_interval
@@ -68,18 +70,20 @@ def _refuse_in_a_bootstrapping_worker() -> None:
 
 def _check_int(name: str, value: object, low: int, high: int | None = None) -> int:
     """``value`` as an int (numpy integers too, bools not) within ``low..high``."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
         ok = False
     else:
-        value = value.__index__()
-        ok = value >= low and (high is None or value <= high)
+        value = number = operator.index(value)
+        ok = number >= low and (high is None or number <= high)
     if not ok:
         allowed = f"from {low:,} to {high:,}" if high is not None else f"{low} or more"
         raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
     return value  # type: ignore[return-value]
 
 
-def _in_process(plan: Plan, ranges: Iterator[tuple[int, int]]) -> Iterator[list[GameResult]]:
+def _in_process(
+    plan: Plan, ranges: Iterator[tuple[int, int]]
+) -> Generator[list[GameResult], None, None]:
     start_worker(plan)
     try:
         for first, stop in ranges:

@@ -19,7 +19,7 @@ import os
 import signal
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -77,7 +77,7 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 def local_stream(
     plan: Plan, ranges: Iterable[tuple[int, int]], workers: int
-) -> Iterator[list[GameResult]]:
+) -> Generator[list[GameResult], None, None]:
     """Play each ``(first, stop)`` range of deals in ``workers`` processes; yield each range's
     results in the order of ``ranges``. A worker that dies raises ``RuntimeError``."""
     ranges = iter(ranges)

@@ -19,7 +19,7 @@ same path.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from agents import tournament
@@ -41,7 +41,7 @@ def ray_stream(
     ranges: Sequence[tuple[int, int]],
     workers: int,
     address: str | None = None,
-) -> Iterator[list[GameResult]]:
+) -> Generator[list[GameResult], None, None]:
     """Play ``ranges`` (``(first, stop)`` deal numbers) as Ray tasks; yield each range's
     results in order. ``workers`` is the CPU count of a local instance this call starts."""
     ray = require("ray", "ray")

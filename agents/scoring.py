@@ -141,7 +141,7 @@ class Tally:
             {spec: (r.mu, r.sigma) for spec, r in self.ratings.items()}
         ).items():
             report.agents[spec]["rating"].update(rank=rank, tied=tied)
-            report.single_seat[spec] = (self.single[spec][0], self.single[spec][1])
+            report.single_seat[spec] = (int(self.single[spec][0]), self.single[spec][1])
         for a in specs:
             for b in specs:
                 if (a, b) in self.pair_n:

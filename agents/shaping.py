@@ -34,12 +34,13 @@ below for ``TrashSoloEnv`` (the dummy/subprocess path) and ``SoloBatch(shaping=.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 
 from trash_env.progress import check_coef, progress_potential
+from trash_env.solo import TrashSoloEnv
 
 __all__ = ["ProgressShaping", "check_coef", "game_potential", "last_deal_end_potential",
            "progress_potential"]
@@ -93,22 +94,27 @@ class ProgressShaping(gym.Wrapper):
         self._sum = 0.0
         self._fresh = True  # no step since the episode started (or it has just ended)
 
+    @property
+    def solo(self) -> TrashSoloEnv:
+        """The single-agent env under any wrappers (gymnasium types ``unwrapped`` as any Env)."""
+        return cast(TrashSoloEnv, self.env.unwrapped)
+
     def set_shaping(self, coef: float) -> None:
         coef = check_coef(coef)
         if coef and not self.coef:  # what progress() would hold at this decision
-            game = self.env.unwrapped.game
-            self._phi = 0.0 if self._fresh else game_potential(game, self.env.unwrapped.seat)
+            game = self.solo.game
+            self._phi = 0.0 if self._fresh else game_potential(game, self.solo.seat)
             self._deals = game.deal_number
         self.coef = coef
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions (MaskablePPO asks the outermost env)."""
-        return self.env.unwrapped.action_masks()
+        return self.solo.action_masks()
 
     def start(self) -> None:
         """Follow the episode under way from its start (``reset`` calls it)."""
         self._phi = 0.0
-        self._deals = self.env.unwrapped.game.deal_number
+        self._deals = self.solo.game.deal_number
         self._sum = 0.0
         self._fresh = True
 
@@ -120,7 +126,7 @@ class ProgressShaping(gym.Wrapper):
     def progress(self, ended: bool) -> float:
         """The progress (in phi) since the previous learner decision; ``ended``: the episode
         is over (game over, truncated, or an illegal move)."""
-        solo = self.env.unwrapped
+        solo = self.solo
         game, seat = solo.game, solo.seat
         gained = 0.0
         if game.deal_number != self._deals:  # a deal ended: up to its end, then a new deal

@@ -118,7 +118,7 @@ class SizesReport:
         head = [f"{'setting':<18}"]
         head += [f"{'vs ' + o:<{cell_width}}" for o in self.opponents]
         ref_opponents = list(self.rows[0].reference) if self.rows else []
-        head += [f"{self.reference + ' vs ' + o:<{cell_width}}" for o in ref_opponents]
+        head += [f"{f'{self.reference} vs {o}':<{cell_width}}" for o in ref_opponents]
         head.append("target")
         lines = [
             f"{self.agent}: {self.rules.num_players} players, "
