@@ -3,19 +3,9 @@
 Why: in Trash a card of rank r belongs in slot r, so most decisions turn on one conjunction,
 "the card on offer has rank r *and* my slot r is still open" (or "the card is wild"). In the
 observation (trash_env/observation.py) the rank and the slot's state are separate one-hots, and
-a plain MLP has to learn each of those products from a noisy game result; trained from scratch
-it kept taking the offered card that fits only ~91% as often as greedy does. ``pairs`` hands it
-the products directly:
-
-==========================  =====  ===============================================================
-feature                     width  meaning
-==========================  =====  ===============================================================
-discard top x my slots      40     for slot r (ranks A..10) and each of its 4 states: 1 when the
-                                   discard top has rank r and my slot r is in that state
-held card x my slots        40     the same for the card in hand
-discard top x wild ranks    14     1 where the discard top's rank is wild under these rules
-held card x wild ranks      14     the same for the card in hand
-==========================  =====  ===============================================================
+a plain MLP has to learn each of those products from a noisy game result, and trained from
+scratch it kept passing over offered cards that fit (docs/training.md has the figures).
+``pairs`` hands it the products directly: the 108 entries tabled in :mod:`trash_env.pairs`.
 
 Every feature is the product of two observation entries, so the features are public
 information like the observation itself. The table is defined once, in :mod:`trash_env.pairs`

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from trash_env.cards import JACK, JOKER, KING, QUEEN, build_deck
+from trash_env.cards import JACK, JOKER, KING, NUM_RANKS, NUM_SLOTS, QUEEN, build_deck
 from trash_env.engine import DOWN, Game
 from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, WILDS, Rules
 
@@ -183,3 +183,18 @@ def play_random(g: Game, rng: np.random.Generator, limit: int = 10**6) -> list[i
         g.step(action)
         actions.append(action)
     return actions
+
+
+def expected_pairs(g: Game, observer: int) -> np.ndarray:
+    """The 108 pair entries of trash_env/pairs.py, computed from the game's own state (not from
+    an observation): what ``observation="pairs"`` and the ``pairs`` network features must hold."""
+    top = g.discard[-1] if g.discard else None
+    held = g.held if g.held >= 0 else None
+    out = []
+    for card in (top, held):
+        for slot in range(NUM_SLOTS):
+            for state in range(4):
+                out.append(float(card == slot + 1 and g.state[observer][slot] == state))
+    for card in (top, held):
+        out += [float(card == rank and bool(g.wild[rank])) for rank in range(NUM_RANKS)]
+    return np.array(out, np.float32)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import expected_pairs
 
-from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import Game
 from trash_env.env import raw_env
 from trash_env.observation import encode_observation, observation_size
@@ -21,20 +21,6 @@ from trash_env.pairs import (
     pair_indices,
 )
 from trash_env.solo import TrashSoloEnv
-
-
-def expected_pairs(g: Game, observer: int) -> np.ndarray:
-    """The table of trash_env/pairs.py, computed from the game's state."""
-    top = g.discard[-1] if g.discard else None
-    held = g.held if g.held >= 0 else None
-    out = []
-    for card in (top, held):
-        for slot in range(NUM_SLOTS):
-            for state in range(4):
-                out.append(float(card == slot + 1 and g.state[observer][slot] == state))
-    for card in (top, held):
-        out += [float(card == rank and bool(g.wild[rank])) for rank in range(NUM_RANKS)]
-    return np.array(out, np.float32)
 
 
 def check_vector(vector: np.ndarray, g: Game, observer: int) -> None:
