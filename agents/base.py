@@ -30,8 +30,14 @@ from trash_env.agent import (
 from trash_env.view import PublicView
 
 __all__ = [
-    "Agent", "RandomAgent", "known_agents", "make_agent", "parse_spec", "register_agent",
-    "register_agent_loader", "MODEL_SUFFIX",
+    "Agent",
+    "RandomAgent",
+    "known_agents",
+    "make_agent",
+    "parse_spec",
+    "register_agent",
+    "register_agent_loader",
+    "MODEL_SUFFIX",
 ]
 
 

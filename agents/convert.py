@@ -31,8 +31,10 @@ def policy_tensors(policy: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     names: dict[Any, str] = {nn.Tanh: "tanh", nn.ReLU: "relu"}
     activation = names.get(getattr(policy, "activation_fn", None))
     if activation is None:
-        raise ValueError(f"policy activation {policy.activation_fn!r} cannot be saved: "
-                         f"use one of {', '.join(ACTIVATIONS)}")
+        raise ValueError(
+            f"policy activation {policy.activation_fn!r} cannot be saved: "
+            f"use one of {', '.join(ACTIVATIONS)}"
+        )
 
     def sizes(net: Any) -> list[int]:
         return [m.out_features for m in net if isinstance(m, nn.Linear)]
@@ -48,13 +50,16 @@ def policy_tensors(policy: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         "activation": activation,
         "actions": int(policy.action_space.n),
     }
-    tensors = {name: value.detach().cpu().numpy().astype(np.float32, copy=True)
-               for name, value in policy.state_dict().items()}
+    tensors = {
+        name: value.detach().cpu().numpy().astype(np.float32, copy=True)
+        for name, value in policy.state_dict().items()
+    }
     expected = network_tensors(network)
-    if set(tensors) != set(expected) or any(
-            tensors[k].shape != v for k, v in expected.items()):
-        raise ValueError("the policy is not a plain MlpPolicy (separate actor and critic "
-                         "MLPs): it cannot be saved as a trash-env policy")
+    if set(tensors) != set(expected) or any(tensors[k].shape != v for k, v in expected.items()):
+        raise ValueError(
+            "the policy is not a plain MlpPolicy (separate actor and critic "
+            "MLPs): it cannot be saved as a trash-env policy"
+        )
     return tensors, network
 
 
@@ -63,14 +68,19 @@ def features_of(policy: Any) -> str:
     ``ValueError`` for a features extractor this loader cannot rebuild."""
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
-    extractor = policy.features_extractor if policy.share_features_extractor else \
-        policy.pi_features_extractor
+    extractor = (
+        policy.features_extractor
+        if policy.share_features_extractor
+        else policy.pi_features_extractor
+    )
     if type(extractor) is FlattenExtractor:
         return "obs"
     if type(extractor) is torch_extractor():
         return "pairs"
-    raise ValueError(f"policy features extractor {type(extractor).__name__} cannot be saved: "
-                     f"train with one of the features {', '.join(FEATURES)}")
+    raise ValueError(
+        f"policy features extractor {type(extractor).__name__} cannot be saved: "
+        f"train with one of the features {', '.join(FEATURES)}"
+    )
 
 
 def save_sb3_policy(model: Any, path: str | Path, info: dict[str, Any]) -> Path:
@@ -83,8 +93,10 @@ def convert_sb3_zip(zip_path: str | Path, out: str | Path, *, trust_pickle: bool
     """Convert a stable-baselines3 ``.zip`` (and its old-style ``.json`` sidecar beside it)
     into a model file. This UNPICKLES the ``.zip``: ``trust_pickle=True`` says it is yours."""
     if trust_pickle is not True:
-        raise ValueError("converting a .zip unpickles it (a crafted file runs code): pass "
-                         "trust_pickle=True (--trust-pickle) only for a file you made yourself")
+        raise ValueError(
+            "converting a .zip unpickles it (a crafted file runs code): pass "
+            "trust_pickle=True (--trust-pickle) only for a file you made yourself"
+        )
     zip_path = Path(zip_path)
     old = sidecar_path(zip_path)
     if not old.is_file():
@@ -124,8 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("zip", type=Path, help="OLD.zip (OLD.json beside it)")
     parser.add_argument("out", type=Path, help="NEW.safetensors (NEW.json is written beside it)")
-    parser.add_argument("--trust-pickle", action="store_true",
-                        help="required: confirms the .zip is your own (it is unpickled)")
+    parser.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="required: confirms the .zip is your own (it is unpickled)",
+    )
     args = parser.parse_args(argv)
     try:
         path = convert_sb3_zip(args.zip, args.out, trust_pickle=args.trust_pickle)

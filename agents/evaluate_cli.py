@@ -49,41 +49,79 @@ def build_parser() -> argparse.ArgumentParser:
         "seat rotation on the same shuffled decks; win rates with 95%% Wilson intervals, "
         "head-to-head rates, first-seat advantage and TrueSkill ratings.",
     )
-    parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
-                        help="agent specs (greedy, counting, random, search:rollouts=50, "
-                        "pretrained, PATH.safetensors); fewer than --players: every multiset "
-                        "with each present; more: every combination of --players of them. "
-                        ".zip models are refused (loading one runs the code it holds)")
-    parser.add_argument("--games", type=whole_number, default=1000,
-                        help=f"games wanted, rounded up to whole duplicate deals, at most "
-                        f"{MAX_GAMES:,} (default: 1000)")
-    parser.add_argument("--deals", type=whole_number, default=None,
-                        help="number of duplicate deals instead of --games")
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
+        help="agent specs (greedy, counting, random, search:rollouts=50, "
+        "pretrained, PATH.safetensors); fewer than --players: every multiset "
+        "with each present; more: every combination of --players of them. "
+        ".zip models are refused (loading one runs the code it holds)",
+    )
+    parser.add_argument(
+        "--games",
+        type=whole_number,
+        default=1000,
+        help=f"games wanted, rounded up to whole duplicate deals, at most "
+        f"{MAX_GAMES:,} (default: 1000)",
+    )
+    parser.add_argument(
+        "--deals",
+        type=whole_number,
+        default=None,
+        help="number of duplicate deals instead of --games",
+    )
     parser.add_argument("--seed", type=whole_number, default=0, help="master seed (default: 0)")
-    parser.add_argument("--workers", type=whole_number, default=1,
-                        help=f"processes, 1 to {MAX_WORKERS}; the numbers do not depend on it "
-                        "(default: 1)")
-    parser.add_argument("--backend", choices=BACKENDS, default="local",
-                        help="local processes, or Ray tasks on the Ray cluster RAY_ADDRESS names "
-                        "(else a local Ray of --workers CPUs); same numbers (default: local)")
-    parser.add_argument("--seatings", choices=SEATINGS, default="rotations",
-                        help="seat orders per line-up (default: rotations)")
+    parser.add_argument(
+        "--workers",
+        type=whole_number,
+        default=1,
+        help=f"processes, 1 to {MAX_WORKERS}; the numbers do not depend on it (default: 1)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local processes, or Ray tasks on the Ray cluster RAY_ADDRESS names "
+        "(else a local Ray of --workers CPUs); same numbers (default: local)",
+    )
+    parser.add_argument(
+        "--seatings",
+        choices=SEATINGS,
+        default="rotations",
+        help="seat orders per line-up (default: rotations)",
+    )
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write the per-agent and pair rows as CSV")
-    parser.add_argument("--png", metavar="FILE",
-                        help="draw win rates and head-to-head as PNG (FILE ends in .png)")
-    parser.add_argument("--save-games", metavar="DIR",
-                        help=f"write every game's log into DIR as <6-digit game index>.json "
-                        f"(the terminal game's log format: python -m agents.play --replay "
-                        f"FILE) and list them in --json; at most {MAX_SAVED_GAMES:,} games")
-    parser.add_argument("--sizes", nargs="*", type=whole_number, default=None, metavar="N",
-                        help="per-size table: the first of --agents against each of the others "
-                        "in whole games, then in one-round games at each start size N (none "
-                        "given: 1 to 10); --deals/--games count per setting and opponent")
-    parser.add_argument("--reference", default=DEFAULT_REFERENCE, metavar="SPEC",
-                        help="with --sizes: the agent also played against the same opponents "
-                        "on the same deals, to compare with; none for no reference "
-                        f"(default: {DEFAULT_REFERENCE})")
+    parser.add_argument(
+        "--png", metavar="FILE", help="draw win rates and head-to-head as PNG (FILE ends in .png)"
+    )
+    parser.add_argument(
+        "--save-games",
+        metavar="DIR",
+        help=f"write every game's log into DIR as <6-digit game index>.json "
+        f"(the terminal game's log format: python -m agents.play --replay "
+        f"FILE) and list them in --json; at most {MAX_SAVED_GAMES:,} games",
+    )
+    parser.add_argument(
+        "--sizes",
+        nargs="*",
+        type=whole_number,
+        default=None,
+        metavar="N",
+        help="per-size table: the first of --agents against each of the others "
+        "in whole games, then in one-round games at each start size N (none "
+        "given: 1 to 10); --deals/--games count per setting and opponent",
+    )
+    parser.add_argument(
+        "--reference",
+        default=DEFAULT_REFERENCE,
+        metavar="SPEC",
+        help="with --sizes: the agent also played against the same opponents "
+        "on the same deals, to compare with; none for no reference "
+        f"(default: {DEFAULT_REFERENCE})",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--quiet", action="store_true", help="do not print the table")
     add_rules_arguments(parser)
@@ -129,9 +167,16 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             report = _sizes(args, rules)
         else:
             report = evaluate(
-                args.agents, rules, games=args.games, seed=args.seed, workers=args.workers,
-                progress=not args.no_progress, deals=args.deals, seatings=args.seatings,
-                backend=args.backend, save_games=args.save_games,
+                args.agents,
+                rules,
+                games=args.games,
+                seed=args.seed,
+                workers=args.workers,
+                progress=not args.no_progress,
+                deals=args.deals,
+                seatings=args.seatings,
+                backend=args.backend,
+                save_games=args.save_games,
             )
     except (ValueError, ImportError) as error:
         parser.print_usage(sys.stderr)
@@ -155,10 +200,18 @@ def _sizes(args: argparse.Namespace, rules: Rules) -> SizesReport:
     """``--sizes``: the per-size table (agents/sizes.py), printed and written like a report
     (``--png`` is refused for it by :func:`check_args`)."""
     return evaluate_sizes(
-        args.agents[0], args.agents[1:], rules, sizes=args.sizes or None,
+        args.agents[0],
+        args.agents[1:],
+        rules,
+        sizes=args.sizes or None,
         reference=None if args.reference == "none" else args.reference,
-        games=args.games, deals=args.deals, seed=args.seed, workers=args.workers,
-        seatings=args.seatings, backend=args.backend, progress=not args.no_progress,
+        games=args.games,
+        deals=args.deals,
+        seed=args.seed,
+        workers=args.workers,
+        seatings=args.seatings,
+        backend=args.backend,
+        progress=not args.no_progress,
     )
 
 
@@ -178,16 +231,21 @@ def check_args(args: argparse.Namespace) -> None:
         check_output_path("--png", args.png, IMAGE_SUFFIXES)
     if args.sizes is not None:
         if len(args.agents) < 2:
-            raise ValueError("--sizes evaluates the first of --agents against the others: give "
-                             "at least two agents")
+            raise ValueError(
+                "--sizes evaluates the first of --agents against the others: give "
+                "at least two agents"
+            )
         if args.png:
             raise ValueError("--png draws a tournament report; --sizes writes --json and --csv")
         if args.save_games:
-            raise ValueError("--save-games saves a tournament's games; it cannot be combined "
-                             "with --sizes")
+            raise ValueError(
+                "--save-games saves a tournament's games; it cannot be combined with --sizes"
+            )
         if "episode" in rules_options(args):
-            raise ValueError("--episode cannot be combined with --sizes, which plays whole "
-                             "games and one-round games (its rows)")
+            raise ValueError(
+                "--episode cannot be combined with --sizes, which plays whole "
+                "games and one-round games (its rows)"
+            )
         if args.reference != "none":
             from agents.base import make_agent
 
@@ -198,4 +256,3 @@ def check_args(args: argparse.Namespace) -> None:
     outputs = [Path(x).resolve() for x in (args.json, args.csv, args.png) if x]
     if len(set(outputs)) != len(outputs):
         raise ValueError("--json, --csv and --png must name different files")
-

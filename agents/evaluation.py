@@ -49,10 +49,22 @@ MAX_WORKERS = 256
 MAX_SAVED_GAMES = 100_000  # one file each: a folder a person can still list and a report can index
 
 __all__ = [
-    "BACKENDS", "MAX_GAMES", "MAX_SAVED_GAMES", "MAX_WORKERS", "SEATINGS", "Z95", "GameResult",
+    "BACKENDS",
+    "MAX_GAMES",
+    "MAX_SAVED_GAMES",
+    "MAX_WORKERS",
+    "SEATINGS",
+    "Z95",
+    "GameResult",
     "Report",
-    "agent_seed", "check_specs", "deal_seed", "evaluate", "lineups", "play_game",
-    "seat_orders", "wilson_interval",
+    "agent_seed",
+    "check_specs",
+    "deal_seed",
+    "evaluate",
+    "lineups",
+    "play_game",
+    "seat_orders",
+    "wilson_interval",
 ]
 
 
@@ -64,7 +76,7 @@ def _refuse_in_a_bootstrapping_worker() -> None:
         raise RuntimeError(
             "evaluate() was called while a worker process was starting: the calling script "
             "runs again in each worker (spawn start method). Put the call under "
-            "`if __name__ == \"__main__\":`."
+            '`if __name__ == "__main__":`.'
         )
 
 
@@ -148,8 +160,10 @@ def evaluate(
     else:
         deals = _check_int("deals", deals, 1)
     if deals * per_deal > MAX_GAMES:
-        raise ValueError(f"deals: {deals:,} deals x {per_deal} games per deal is more than "
-                         f"{MAX_GAMES:,} games; at most {MAX_GAMES // per_deal:,} deals")
+        raise ValueError(
+            f"deals: {deals:,} deals x {per_deal} games per deal is more than "
+            f"{MAX_GAMES:,} games; at most {MAX_GAMES // per_deal:,} deals"
+        )
     save_dir = None if save_games is None else _games_folder(save_games, deals * per_deal)
     plan = Plan(rules, plan.seatings, seed, save_dir)
     check_specs(specs)
@@ -194,8 +208,15 @@ def evaluate(
     finally:
         if bar is not None:
             bar.close()
-    report = Report(specs=specs, rules=rules, seed=seed, seatings=seatings, lineups=ups,
-                    deals=deals, results=kept)
+    report = Report(
+        specs=specs,
+        rules=rules,
+        seed=seed,
+        seatings=seatings,
+        lineups=ups,
+        deals=deals,
+        results=kept,
+    )
     if save_games is not None:
         report.saved_games = {"dir": str(save_games), "index": index}
     tally.fill(report)
@@ -209,16 +230,19 @@ def _games_folder(value: str | Path, games: int) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, Path)) or str(value) == "":
         raise ValueError(f"{name} must name a folder, got {value!r}")
     if games > MAX_SAVED_GAMES:
-        raise ValueError(f"{name}: at most {MAX_SAVED_GAMES:,} games are saved, one file each; "
-                         f"this evaluation plays {games:,}: ask for fewer games or deals")
+        raise ValueError(
+            f"{name}: at most {MAX_SAVED_GAMES:,} games are saved, one file each; "
+            f"this evaluation plays {games:,}: ask for fewer games or deals"
+        )
     folder = Path(value)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{name}: {safe_text(folder)} exists and is not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ValueError(f"{name}: cannot make {safe_text(folder)}: "
-                         f"{error.strerror or error}") from None
+        raise ValueError(
+            f"{name}: cannot make {safe_text(folder)}: {error.strerror or error}"
+        ) from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{name}: {safe_text(folder)} is not writable")
     return str(folder)
@@ -228,6 +252,9 @@ def _index_entry(
     result: GameResult, per_deal: int, offsets: list[int], seed: int, rules: Rules
 ) -> dict:
     index = result.deal * per_deal + offsets[result.lineup] + result.seating
-    return {"file": game_file(index), "specs": list(result.seats),
-            "deal_seed": deal_seed(seed, result.deal, rules.num_players)[0],
-            "winners": list(result.winners)}
+    return {
+        "file": game_file(index),
+        "specs": list(result.seats),
+        "deal_seed": deal_seed(seed, result.deal, rules.num_players)[0],
+        "winners": list(result.winners),
+    }

@@ -25,6 +25,7 @@ from trash_env.pairs import pair_indices
 
 FEATURES = ("obs", "pairs")  # obs: the observation alone (every model before ``pairs``)
 
+
 def extra_inputs(features: str, num_players: int) -> int:
     """How many inputs ``features`` adds to the observation."""
     if features == "obs":

@@ -79,7 +79,6 @@ def write_log(log: dict, path: Path | None, out: TextIO) -> Path | None:
     return path
 
 
-
 MAX_LOG_BYTES = 64 * 2**20  # far above the longest game's log (docs/play.md)
 MAX_DEPTH = 3  # the log's deepest value: {"events": [[kind, player, card, slot], ...]}
 MAX_ITEMS = 2_000_000  # events or actions
@@ -142,8 +141,11 @@ class _Checker:
 
     def integer(self, field: str, value: object, allowed: range) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
-            raise self.fail(field, f"must be an integer from {allowed.start} to "
-                                   f"{allowed.stop - 1}, got {_short(value)}")
+            raise self.fail(
+                field,
+                f"must be an integer from {allowed.start} to "
+                f"{allowed.stop - 1}, got {_short(value)}",
+            )
         return value
 
     def flag(self, field: str, value: object) -> bool:
@@ -153,12 +155,14 @@ class _Checker:
 
     def text(self, field: str, value: object, limit: int = MAX_NAME) -> str:
         if not isinstance(value, str) or not 0 < len(value) <= limit:
-            raise self.fail(field, f"must be a text of 1 to {limit} characters, got "
-                                   f"{_short(value)}")
+            raise self.fail(
+                field, f"must be a text of 1 to {limit} characters, got {_short(value)}"
+            )
         return value
 
-    def array(self, field: str, value: object, length: int | None = None,
-              limit: int = MAX_ITEMS) -> list:
+    def array(
+        self, field: str, value: object, length: int | None = None, limit: int = MAX_ITEMS
+    ) -> list:
         if not isinstance(value, list):
             raise self.fail(field, f"must be a list, got {_short(value)}")
         if length is not None and len(value) != length:
@@ -182,8 +186,22 @@ def validate_log(log: object, path: Path) -> dict:
         raise ValueError(
             f"{printable(str(path))} is not a game log written by trash_env.play ({LOG_FORMAT})"
         )
-    expected = {"format", "written", "rules", "seed", "seat", "agents", "names", "finished",
-                "truncated", "winners", "placings", "rounds_won", "actions", "events"}
+    expected = {
+        "format",
+        "written",
+        "rules",
+        "seed",
+        "seat",
+        "agents",
+        "names",
+        "finished",
+        "truncated",
+        "winners",
+        "placings",
+        "rounds_won",
+        "actions",
+        "events",
+    }
     missing, unknown = sorted(expected - set(log)), sorted(set(log) - expected)
     if missing:
         raise check.fail("fields", f"missing: {', '.join(missing)}")
@@ -205,8 +223,10 @@ def validate_log(log: object, path: Path) -> dict:
     for field in ("agents", "names"):
         for i, name in enumerate(check.array(field, log[field], n)):
             check.text(f"{field}[{i}]", name)
-    finished, truncated = check.flag("finished", log["finished"]), check.flag(
-        "truncated", log["truncated"])
+    finished, truncated = (
+        check.flag("finished", log["finished"]),
+        check.flag("truncated", log["truncated"]),
+    )
     if truncated and not finished:
         raise check.fail("truncated", "is true for a game that did not finish")
     winners = check.array("winners", log["winners"], limit=n)
@@ -229,11 +249,14 @@ def validate_log(log: object, path: Path) -> dict:
         check.array(f"events[{i}]", raw, 4)
         kind, player, card, slot = raw
         if kind not in fields:
-            raise check.fail(f"events[{i}][0] (kind)",
-                             f"must be one of {', '.join(EVENT_KINDS)}, got {_short(kind)}")
+            raise check.fail(
+                f"events[{i}][0] (kind)",
+                f"must be one of {', '.join(EVENT_KINDS)}, got {_short(kind)}",
+            )
         seat_field, cards, slots = fields[kind]
-        check.integer(f"events[{i}][1] (player of {kind})", player,
-                      seats if seat_field else range(-1, 0))
+        check.integer(
+            f"events[{i}][1] (player of {kind})", player, seats if seat_field else range(-1, 0)
+        )
         check.integer(f"events[{i}][2] (card of {kind})", card, cards or range(-1, 0))
         check.integer(f"events[{i}][3] (slot of {kind})", slot, slots or range(-1, 0))
         if kind in ("place", "swap") and slot != card - 1:

@@ -92,15 +92,26 @@ def describe_training(sidecar: dict[str, Any]) -> str:
     rules = Rules.from_options(**sidecar["rules"])
     covered = sidecar_trained_for(sidecar)
     sizes = covered["layout_sizes"]
-    span = (f"{sizes[0]}" if len(sizes) == 1 else
-            f"{sizes[0]}-{sizes[-1]}" if sizes == list(range(sizes[0], sizes[-1] + 1)) else
-            ",".join(map(str, sizes)))
+    span = (
+        f"{sizes[0]}"
+        if len(sizes) == 1
+        else f"{sizes[0]}-{sizes[-1]}"
+        if sizes == list(range(sizes[0], sizes[-1] + 1))
+        else ",".join(map(str, sizes))
+    )
     kind = "whole games" if covered["episode"] == "game" else "one-round games"
-    standard = Rules(num_players=rules.num_players, episode=rules.episode,
-                     start_size=rules.start_size, max_turns=rules.max_turns)
+    standard = Rules(
+        num_players=rules.num_players,
+        episode=rules.episode,
+        start_size=rules.start_size,
+        max_turns=rules.max_turns,
+    )
     other = _rules_differences(standard, rules)
-    options = ("standard rules" if not other else
-               "rules " + ", ".join(o.split(" (trained")[0] for o in other))
+    options = (
+        "standard rules"
+        if not other
+        else "rules " + ", ".join(o.split(" (trained")[0] for o in other)
+    )
     return f"{rules.num_players} players, {kind} at layout sizes {span}, {options}"
 
 
@@ -124,8 +135,9 @@ def training_mismatch(sidecar: dict[str, Any], rules: Rules) -> list[str]:
         problems.append("a whole game (trained on one-round games only)")
     missing = sorted(set(wanted["layout_sizes"]) - set(covered["layout_sizes"]))
     if missing:
-        problems.append("layout size(s) " + ",".join(map(str, missing))
-                        + " (not dealt in training)")
+        problems.append(
+            "layout size(s) " + ",".join(map(str, missing)) + " (not dealt in training)"
+        )
     return problems
 
 
@@ -134,14 +146,19 @@ def _check_trained_for(data: dict[str, Any], where: str) -> None:
     if value is None:
         return
     sizes = value.get("layout_sizes") if isinstance(value, dict) else None
-    if (not isinstance(value, dict) or value.get("episode") not in ("game", "round")
-            or not isinstance(sizes, list) or not 1 <= len(sizes) <= 10
-            or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 10
-                   for s in sizes)
-            or len(set(sizes)) != len(sizes)):
-        raise ValueError(f"{where}: trained_for must be an object with episode (game or round) "
-                         "and layout_sizes (distinct integers from 1 to 10), got "
-                         f"{safe_text(repr(value))[:200]}")
+    if (
+        not isinstance(value, dict)
+        or value.get("episode") not in ("game", "round")
+        or not isinstance(sizes, list)
+        or not 1 <= len(sizes) <= 10
+        or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 10 for s in sizes)
+        or len(set(sizes)) != len(sizes)
+    ):
+        raise ValueError(
+            f"{where}: trained_for must be an object with episode (game or round) "
+            "and layout_sizes (distinct integers from 1 to 10), got "
+            f"{safe_text(repr(value))[:200]}"
+        )
 
 
 # ---------------------------------------------------------------------------- the sidecar
@@ -163,8 +180,12 @@ def _depth(value: Any, limit: int) -> int:
     return deepest
 
 
-def parse_json(text: str | bytes, where: str, max_bytes: int = MAX_HEADER_BYTES,
-               max_depth: int = MAX_JSON_DEPTH) -> Any:
+def parse_json(
+    text: str | bytes,
+    where: str,
+    max_bytes: int = MAX_HEADER_BYTES,
+    max_depth: int = MAX_JSON_DEPTH,
+) -> Any:
     """JSON from an untrusted source, bounded in size and nesting depth (``ValueError``)."""
     if len(text) > max_bytes:
         raise ValueError(f"{where}: {len(text)} bytes of JSON, more than the {max_bytes} allowed")
@@ -206,8 +227,7 @@ def _refuse_constant(name: str) -> Any:
 def _check_strings(value: Any, where: str) -> None:
     if isinstance(value, str):
         if len(value) > MAX_STRING:
-            raise ValueError(f"{where}: a string of {len(value)} characters (at most "
-                             f"{MAX_STRING})")
+            raise ValueError(f"{where}: a string of {len(value)} characters (at most {MAX_STRING})")
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_strings(key, where)
@@ -220,8 +240,9 @@ def _check_strings(value: Any, where: str) -> None:
 def _int_in(data: dict, key: str, low: int, high: int, where: str) -> int:
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{where}: {key} must be an integer from {low} to {high}, "
-                         f"got {safe_text(repr(value))}")
+        raise ValueError(
+            f"{where}: {key} must be an integer from {low} to {high}, got {safe_text(repr(value))}"
+        )
     return value
 
 
@@ -230,11 +251,14 @@ def network_tensors(network: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     stable-baselines3's ``MlpPolicy`` state dict (actor, critic and their heads). The first
     layers read the observation plus the network's ``features`` (agents/features.py)."""
     hidden, value_hidden = network["hidden"], network["value_hidden"]
-    inputs = network["inputs"] + extra_inputs(network.get("features", "obs"),
-                                              players_for(network["inputs"]))
+    inputs = network["inputs"] + extra_inputs(
+        network.get("features", "obs"), players_for(network["inputs"])
+    )
     shapes: dict[str, tuple[int, ...]] = {}
-    for prefix, sizes in (("mlp_extractor.policy_net", hidden),
-                          ("mlp_extractor.value_net", value_hidden)):
+    for prefix, sizes in (
+        ("mlp_extractor.policy_net", hidden),
+        ("mlp_extractor.value_net", value_hidden),
+    ):
         width = inputs
         for i, size in enumerate(sizes):
             shapes[f"{prefix}.{2 * i}.weight"] = (size, width)
@@ -253,8 +277,9 @@ def check_sidecar(data: Any, where: str) -> dict[str, Any]:
     """The sidecar ``data``, every value the loader relies on range-checked (``ValueError``
     naming the field otherwise). Extra fields (training figures) are kept as they are."""
     if not isinstance(data, dict) or data.get("format") != SIDECAR_FORMAT:
-        raise ValueError(f"{where}: not a trash-env policy sidecar (format must be "
-                         f"{SIDECAR_FORMAT!r})")
+        raise ValueError(
+            f"{where}: not a trash-env policy sidecar (format must be {SIDECAR_FORMAT!r})"
+        )
     if _depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise ValueError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     _check_strings(data, where)
@@ -279,33 +304,51 @@ def check_sidecar(data: Any, where: str) -> dict[str, Any]:
     except (TypeError, ValueError) as error:
         raise ValueError(f"{where}: rules: {safe_text(error)}") from None
     if parsed.num_players != players:
-        raise ValueError(f"{where}: rules are for {parsed.num_players} players, but "
-                         f"num_players is {players}")
+        raise ValueError(
+            f"{where}: rules are for {parsed.num_players} players, but num_players is {players}"
+        )
     network = data.get("network")
     if not isinstance(network, dict):
-        raise ValueError(f"{where}: network must be a JSON object (inputs, hidden, "
-                         "value_hidden, activation, actions)")
+        raise ValueError(
+            f"{where}: network must be a JSON object (inputs, hidden, "
+            "value_hidden, activation, actions)"
+        )
     if network.get("inputs") != size:
-        raise ValueError(f"{where}: network inputs {safe_text(repr(network.get('inputs')))} "
-                         f"differ from observation_size {size}")
+        raise ValueError(
+            f"{where}: network inputs {safe_text(repr(network.get('inputs')))} "
+            f"differ from observation_size {size}"
+        )
     if network.get("actions") != NUM_ACTIONS:
-        raise ValueError(f"{where}: network actions must be {NUM_ACTIONS}, got "
-                         f"{safe_text(repr(network.get('actions')))}")
+        raise ValueError(
+            f"{where}: network actions must be {NUM_ACTIONS}, got "
+            f"{safe_text(repr(network.get('actions')))}"
+        )
     if network.get("activation") not in ACTIVATIONS:
-        raise ValueError(f"{where}: network activation must be one of "
-                         f"{', '.join(ACTIVATIONS)}, got "
-                         f"{safe_text(repr(network.get('activation')))}")
+        raise ValueError(
+            f"{where}: network activation must be one of "
+            f"{', '.join(ACTIVATIONS)}, got "
+            f"{safe_text(repr(network.get('activation')))}"
+        )
     if network.get("features", "obs") not in FEATURES:
-        raise ValueError(f"{where}: network features must be one of {', '.join(FEATURES)}, "
-                         f"got {safe_text(repr(network.get('features')))}")
+        raise ValueError(
+            f"{where}: network features must be one of {', '.join(FEATURES)}, "
+            f"got {safe_text(repr(network.get('features')))}"
+        )
     for key in ("hidden", "value_hidden"):
         sizes = network.get(key)
-        if (not isinstance(sizes, list) or len(sizes) > MAX_LAYERS
-                or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_WIDTH
-                       for s in sizes)):
-            raise ValueError(f"{where}: network {key} must be a list of at most {MAX_LAYERS} "
-                             f"layer sizes from 1 to {MAX_WIDTH}, got "
-                             f"{safe_text(repr(sizes))[:200]}")
+        if (
+            not isinstance(sizes, list)
+            or len(sizes) > MAX_LAYERS
+            or any(
+                isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_WIDTH
+                for s in sizes
+            )
+        ):
+            raise ValueError(
+                f"{where}: network {key} must be a list of at most {MAX_LAYERS} "
+                f"layer sizes from 1 to {MAX_WIDTH}, got "
+                f"{safe_text(repr(sizes))[:200]}"
+            )
     for key in ("timesteps", "seed"):
         if key in data and data[key] is not None:
             _int_in(data, key, 0, 2**63 - 1, where)
@@ -317,14 +360,17 @@ def _read_header(path: Path) -> tuple[dict[str, Any], int]:
     """The safetensors header of ``path`` (bounded) and where its data starts."""
     try:
         if path.is_dir():
-            raise ValueError(f"model file {safe_text(path)} is a directory, not a "
-                             f"{MODEL_SUFFIX} file")
+            raise ValueError(
+                f"model file {safe_text(path)} is a directory, not a {MODEL_SUFFIX} file"
+            )
         if not path.is_file():
             raise ValueError(f"model file {safe_text(path)} not found")
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise ValueError(f"model file {safe_text(path)}: {size} bytes, more than the "
-                             f"{MAX_FILE_BYTES} allowed")
+            raise ValueError(
+                f"model file {safe_text(path)}: {size} bytes, more than the "
+                f"{MAX_FILE_BYTES} allowed"
+            )
         with path.open("rb") as handle:
             head = handle.read(8)
             if len(head) < 8:
@@ -352,47 +398,61 @@ def read_sidecar(model_path: str | Path) -> dict[str, Any]:
     header, _ = _read_header(path)
     metadata = header.get("__metadata__")
     if not isinstance(metadata, dict) or not isinstance(metadata.get(METADATA_KEY), str):
-        raise ValueError(f"{where}: no trash-env sidecar in the file's metadata; models saved "
-                         "by train.py have one (it records what the network was trained on)")
+        raise ValueError(
+            f"{where}: no trash-env sidecar in the file's metadata; models saved "
+            "by train.py have one (it records what the network was trained on)"
+        )
     data = parse_json(metadata[METADATA_KEY], f"{where}: sidecar")
     return check_sidecar(data, f"{where}: sidecar")
 
 
-def _check_tensors(header: dict[str, Any], sidecar: dict[str, Any], data_start: int,
-                   file_size: int, where: str) -> None:
+def _check_tensors(
+    header: dict[str, Any], sidecar: dict[str, Any], data_start: int, file_size: int, where: str
+) -> None:
     """Every tensor the sidecar's network needs, float32, with its shape; nothing else."""
     expected = network_tensors(sidecar["network"])
     found = {k: v for k, v in header.items() if k != "__metadata__"}
     missing = sorted(set(expected) - set(found))
     extra = sorted(set(found) - set(expected))
     if missing:
-        raise ValueError(f"{where}: missing tensor(s) {', '.join(missing)} that the sidecar's "
-                         "network needs")
+        raise ValueError(
+            f"{where}: missing tensor(s) {', '.join(missing)} that the sidecar's network needs"
+        )
     if extra:
         shown = safe_text(", ".join(extra[:5]))[:300]
-        raise ValueError(f"{where}: {len(extra)} tensor(s) the sidecar's network does not "
-                         f"have: {shown}")
+        raise ValueError(
+            f"{where}: {len(extra)} tensor(s) the sidecar's network does not have: {shown}"
+        )
     end = 0
     for name, shape in expected.items():
         entry = found[name]
         if not isinstance(entry, dict) or entry.get("dtype") != "F32":
             dtype = entry.get("dtype") if isinstance(entry, dict) else entry
-            raise ValueError(f"{where}: tensor {name} must be float32 (F32), got "
-                             f"{safe_text(repr(dtype))[:50]}")
+            raise ValueError(
+                f"{where}: tensor {name} must be float32 (F32), got {safe_text(repr(dtype))[:50]}"
+            )
         if entry.get("shape") != list(shape):
-            raise ValueError(f"{where}: tensor {name} has shape "
-                             f"{safe_text(repr(entry.get('shape')))[:100]}, the sidecar's "
-                             f"network needs {list(shape)}")
+            raise ValueError(
+                f"{where}: tensor {name} has shape "
+                f"{safe_text(repr(entry.get('shape')))[:100]}, the sidecar's "
+                f"network needs {list(shape)}"
+            )
         offsets = entry.get("data_offsets")
         nbytes = 4 * math.prod(shape)
-        if (not isinstance(offsets, list) or len(offsets) != 2
-                or not all(isinstance(x, int) and not isinstance(x, bool) for x in offsets)
-                or offsets[1] - offsets[0] != nbytes or offsets[0] < 0):
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in offsets)
+            or offsets[1] - offsets[0] != nbytes
+            or offsets[0] < 0
+        ):
             raise ValueError(f"{where}: tensor {name} has bad data offsets")
         end = max(end, offsets[1])
     if data_start + end != file_size:
-        raise ValueError(f"{where}: the file holds {file_size - data_start} bytes of tensor "
-                         f"data, the header describes {end} (truncated or padded)")
+        raise ValueError(
+            f"{where}: the file holds {file_size - data_start} bytes of tensor "
+            f"data, the header describes {end} (truncated or padded)"
+        )
 
 
 def load_model(path: str | Path) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
@@ -432,13 +492,15 @@ def load_tensors(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any
     try:
         from safetensors.numpy import load
     except ImportError as error:
-        raise ValueError(f"loading {where} needs the safetensors package "
-                         f"(pip install safetensors): {error}") from None
+        raise ValueError(
+            f"loading {where} needs the safetensors package (pip install safetensors): {error}"
+        ) from None
     try:
         tensors = load(path.read_bytes())
     except Exception as error:  # the library's own SafetensorError and friends
-        raise ValueError(f"{where}: not a readable safetensors file "
-                         f"({type(error).__name__}: {safe_text(error)})") from None
+        raise ValueError(
+            f"{where}: not a readable safetensors file ({type(error).__name__}: {safe_text(error)})"
+        ) from None
     for name, array in tensors.items():
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{where}: tensor {name} holds NaN or infinite values")
@@ -454,11 +516,25 @@ def _load_model(path: Path) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
         layers.append(("features", PairFeatures(int(sidecar["num_players"]))))
     for i in range(len(network["hidden"])):
         prefix = f"mlp_extractor.policy_net.{2 * i}"
-        layers.append(("linear", (np.ascontiguousarray(tensors[prefix + ".weight"].T),
-                                  tensors[prefix + ".bias"].copy())))
+        layers.append(
+            (
+                "linear",
+                (
+                    np.ascontiguousarray(tensors[prefix + ".weight"].T),
+                    tensors[prefix + ".bias"].copy(),
+                ),
+            )
+        )
         layers.append((activation, None))
-    layers.append(("linear", (np.ascontiguousarray(tensors["action_net.weight"].T),
-                              tensors["action_net.bias"].copy())))
+    layers.append(
+        (
+            "linear",
+            (
+                np.ascontiguousarray(tensors["action_net.weight"].T),
+                tensors["action_net.bias"].copy(),
+            ),
+        )
+    )
     return layers, sidecar
 
 
@@ -476,8 +552,9 @@ def zip_refusal(path: str | Path) -> str:
 # ---------------------------------------------------------------------------- writing
 
 
-def write_policy(path: str | Path, tensors: dict[str, np.ndarray], network: dict[str, Any],
-                 info: dict[str, Any]) -> Path:
+def write_policy(
+    path: str | Path, tensors: dict[str, np.ndarray], network: dict[str, Any], info: dict[str, Any]
+) -> Path:
     """Write a model file (tensors + sidecar in its metadata) and the readable ``.json`` copy,
     each atomically (temp file + rename): a crash leaves the old file or the new one."""
     path = Path(path)
@@ -496,22 +573,20 @@ def write_policy(path: str | Path, tensors: dict[str, np.ndarray], network: dict
     from safetensors.numpy import save
 
     text = json.dumps(sidecar, indent=2, sort_keys=True) + "\n"
-    blob = save({k: np.ascontiguousarray(v, np.float32) for k, v in tensors.items()},
-                metadata={METADATA_KEY: text})
+    blob = save(
+        {k: np.ascontiguousarray(v, np.float32) for k, v in tensors.items()},
+        metadata={METADATA_KEY: text},
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, blob)
     atomic_write_bytes(sidecar_path(path), text.encode())
     return path
 
 
-def _check_tensors_before_writing(tensors: dict[str, np.ndarray],
-                                  network: dict[str, Any]) -> None:
+def _check_tensors_before_writing(tensors: dict[str, np.ndarray], network: dict[str, Any]) -> None:
     expected = network_tensors(network)
     if set(tensors) != set(expected):
-        raise ValueError(f"tensors {sorted(tensors)} do not match the network "
-                         f"{sorted(expected)}")
+        raise ValueError(f"tensors {sorted(tensors)} do not match the network {sorted(expected)}")
     for name, shape in expected.items():
         if tuple(tensors[name].shape) != shape:
             raise ValueError(f"tensor {name} has shape {tensors[name].shape}, not {shape}")
-
-

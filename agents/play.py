@@ -46,24 +46,41 @@ def build_parser() -> argparse.ArgumentParser:
         "130 Ctrl-C, 2 bad options.",
     )
     parser.add_argument(
-        "--opponents", nargs="+", default=["greedy"], metavar="SPEC",
+        "--opponents",
+        nargs="+",
+        default=["greedy"],
+        metavar="SPEC",
         help="bot specs for the other seats, in seat order (e.g. greedy counting "
         "search:rollouts=50); one spec is repeated to fill --players (default: greedy)",
     )
-    parser.add_argument("--seat", type=int, default=1,
-                        help="your seat, counted from 1 in turn order (default: 1)")
-    parser.add_argument("--seed", type=whole_number, default=None,
-                        help="seed of the deals and the bots (default: a fresh one, printed)")
-    parser.add_argument("--log", type=Path, default=None, metavar="FILE",
-                        help=f"write the game log here (default: {DEFAULT_LOG_DIR}/<time>.json)")
-    parser.add_argument("--no-log", action="store_true", help="do not write a game log")
-    parser.add_argument("--replay", type=Path, default=None, metavar="FILE",
-                        help="print the events of a logged game again, and exit")
-    parser.add_argument("--no-pause", action="store_true",
-                        help="with --replay: do not wait for Enter between deals")
-    add_rules_arguments(
-        parser, {"num_players": "(default: you and one seat per --opponents spec)"}
+    parser.add_argument(
+        "--seat", type=int, default=1, help="your seat, counted from 1 in turn order (default: 1)"
     )
+    parser.add_argument(
+        "--seed",
+        type=whole_number,
+        default=None,
+        help="seed of the deals and the bots (default: a fresh one, printed)",
+    )
+    parser.add_argument(
+        "--log",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=f"write the game log here (default: {DEFAULT_LOG_DIR}/<time>.json)",
+    )
+    parser.add_argument("--no-log", action="store_true", help="do not write a game log")
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="print the events of a logged game again, and exit",
+    )
+    parser.add_argument(
+        "--no-pause", action="store_true", help="with --replay: do not wait for Enter between deals"
+    )
+    add_rules_arguments(parser, {"num_players": "(default: you and one seat per --opponents spec)"})
     return parser
 
 
@@ -155,17 +172,32 @@ class Table:
             for line in news:
                 say("  " + line)
         say("")
-        for line in self.tracker.picture(self.names, "The table at the end of the game:",
-                                         next_deal=False):
+        for line in self.tracker.picture(
+            self.names, "The table at the end of the game:", next_deal=False
+        ):
             say(line)
         say("")
-        say(result_text(game.truncated, game.winners, game.placings, game.rounds_won, self.names,
-                        game.rules.episode))
+        say(
+            result_text(
+                game.truncated,
+                game.winners,
+                game.placings,
+                game.rounds_won,
+                self.names,
+                game.rules.episode,
+            )
+        )
 
     def log(self) -> dict:
         """The game log as it stands (:func:`agents.game_log.build_log`)."""
-        return build_log(self.game, seed=self.seed, seat=self.seat, specs=self.specs,
-                         names=self.names, actions=self.actions)
+        return build_log(
+            self.game,
+            seed=self.seed,
+            seat=self.seat,
+            specs=self.specs,
+            names=self.names,
+            actions=self.actions,
+        )
 
 
 def _usage_error(parser: argparse.ArgumentParser, error: Exception) -> int:
@@ -216,8 +248,10 @@ def main(
     human = HumanAgent(stdin=stdin, stdout=stdout, names=names)
     game = Game(rules, seed=seed)
     table = Table(game, seat, bots, human, names, specs, seed)
-    out.write(f"Trash: you are seat {seat + 1} of {len(specs)}; seed {seed}. "
-              "Type h for help, q to leave.\n")
+    out.write(
+        f"Trash: you are seat {seat + 1} of {len(specs)}; seed {seed}. "
+        "Type h for help, q to leave.\n"
+    )
     code = EXIT_OK
     try:
         table.play()

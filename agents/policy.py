@@ -61,8 +61,10 @@ def _pretrained_for(num_players: int) -> Path:
     if not path.is_file():
         counts = pretrained_counts()
         shown = ", ".join(f"{n} (pretrained_{n}p)" for n in counts) or "none"
-        raise ValueError(f"no pretrained model for {num_players} players in this installation; "
-                         f"pretrained models exist for: {shown}")
+        raise ValueError(
+            f"no pretrained model for {num_players} players in this installation; "
+            f"pretrained models exist for: {shown}"
+        )
     return path
 
 
@@ -122,7 +124,10 @@ class PolicyAgent(Agent):
                 f"{self.name} was trained for {describe_training(self.sidecar)}; this game "
                 f"differs: {'; '.join(problems)}. It plays, but its strength here was not "
                 "measured (train.py trains for any rules, --episode game covers every layout "
-                "size)", TrainingMismatchWarning, stacklevel=3)
+                "size)",
+                TrainingMismatchWarning,
+                stacklevel=3,
+            )
         self._checked = rules
 
     def logits(self, observation: np.ndarray | None) -> np.ndarray:
@@ -150,9 +155,7 @@ class PolicyAgent(Agent):
                 x = np.maximum(x, 0.0)
         return x.astype(np.float64)
 
-    def act(
-        self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView
-    ) -> int:
+    def act(self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView) -> int:
         if view is not None:
             self.check_rules(view.rules)
         logits = self.logits(observation)
@@ -182,12 +185,12 @@ class PretrainedAgent(PolicyAgent):
     2-player one until then); a count without a shipped model is refused, naming those
     that exist."""
 
-    def __init__(self, num_players: int = 2, seed: int | None = None,
-                 deterministic: bool = True) -> None:
+    def __init__(
+        self, num_players: int = 2, seed: int | None = None, deterministic: bool = True
+    ) -> None:
         path = _pretrained_for(num_players)
         layers, sidecar = load_model(path)
-        super().__init__(layers, sidecar, seed=seed, deterministic=deterministic,
-                         path=str(path))
+        super().__init__(layers, sidecar, seed=seed, deterministic=deterministic, path=str(path))
         self.name = "pretrained"
 
     def _switch(self, num_players: int) -> None:
@@ -199,20 +202,22 @@ class PretrainedAgent(PolicyAgent):
             self._switch(rules.num_players)
         super().check_rules(rules)
 
-    def act(
-        self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView
-    ) -> int:
+    def act(self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView) -> int:
         if view is None and np.shape(observation) != (self.input_size,):
             # No view to read the rules from: the observation's size tells the player count.
-            players = (players_of_observation(np.shape(observation)[0])
-                       if len(np.shape(observation)) == 1 else None)
+            players = (
+                players_of_observation(np.shape(observation)[0])
+                if len(np.shape(observation)) == 1
+                else None
+            )
             if players is not None:
                 self._switch(players)
         return super().act(observation, action_mask, view)
 
 
-def load_policy_agent(path_or_pretrained: str, seed: int | None = None,
-                      num_players: int | None = None, **options: Any) -> Agent:
+def load_policy_agent(
+    path_or_pretrained: str, seed: int | None = None, num_players: int | None = None, **options: Any
+) -> Agent:
     """An agent from a model file (``PATH.safetensors``), ``"pretrained"`` (the shipped model
     for the game's player count: ``num_players`` when given, else the count of the first game
     it meets) or ``"pretrained_3p"`` (one shipped model by name). Options: ``deterministic``
@@ -226,8 +231,9 @@ def load_policy_agent(path_or_pretrained: str, seed: int | None = None,
         )
     deterministic = _as_bool("deterministic", options.get("deterministic", True))
     if path_or_pretrained == "pretrained":
-        return PretrainedAgent(2 if num_players is None else num_players, seed=seed,
-                               deterministic=deterministic)
+        return PretrainedAgent(
+            2 if num_players is None else num_players, seed=seed, deterministic=deterministic
+        )
     named = PRETRAINED_NAME.fullmatch(path_or_pretrained)
     path = _pretrained_for(int(named.group(1))) if named else Path(path_or_pretrained)
     if path.suffix == ".zip":
@@ -240,7 +246,8 @@ def load_policy_agent(path_or_pretrained: str, seed: int | None = None,
         agent.name = path_or_pretrained
     if num_players is not None:
         if num_players != agent.num_players:
-            raise ValueError(f"{agent.name} was trained for {agent.num_players} players, but "
-                             f"{num_players} players were asked for")
+            raise ValueError(
+                f"{agent.name} was trained for {agent.num_players} players, but "
+                f"{num_players} players were asked for"
+            )
     return agent
-

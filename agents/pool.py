@@ -83,7 +83,9 @@ def local_stream(
     ranges = iter(ranges)
     with _sigint_ignored_by_children():  # each of the first ``workers`` submits spawns a worker
         pool = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start,
             initargs=(plan,),
         )
         pending: deque[Future] = deque()
@@ -101,7 +103,7 @@ def local_stream(
         raise RuntimeError(
             "evaluate(): a worker process died before finishing its deals (it crashed, "
             "was killed or exited). If evaluate() is called from a script with workers > 1, "
-            "put the call under `if __name__ == \"__main__\":`: every worker starts by "
+            'put the call under `if __name__ == "__main__":`: every worker starts by '
             "re-importing the script, which must not start an evaluation again. "
             "workers=1 runs in this process."
         ) from None

@@ -59,8 +59,7 @@ class DealTracker:
         lines = [title or f"The table at the end of deal {self.deals}:"]
         for p, name in enumerate(names):
             won = self.rounds_won[p]
-            size = (f"next layout of {self.sizes[p]}" if next_deal
-                    else f"layout of {self.dealt[p]}")
+            size = f"next layout of {self.sizes[p]}" if next_deal else f"layout of {self.dealt[p]}"
             lines.append(f"{name}: {won} round{'' if won == 1 else 's'} won, {size}")
             for start in (0, ROW):
                 cells = []
@@ -89,8 +88,9 @@ def replay(log: dict, out: TextIO, pause: bool = False, stdin: TextIO | None = N
     names = [printable(name) for name in log["names"]]  # never raw to the terminal
     rules = Rules.from_options(**log["rules"])
     changed = [f"{k}={v}" for k, v in rules.to_dict().items() if getattr(Rules(), k) != v]
-    out.write(f"Game of {printable(log['written'])}, seed {log['seed']}: "
-              + ", ".join(names) + "\n")
+    out.write(
+        f"Game of {printable(log['written'])}, seed {log['seed']}: " + ", ".join(names) + "\n"
+    )
     out.write("Rules: " + (", ".join(changed) if changed else "standard") + "\n")
     deals: list[list[Event]] = []
     for raw in log["events"]:
@@ -114,12 +114,24 @@ def replay(log: dict, out: TextIO, pause: bool = False, stdin: TextIO | None = N
         last = number == len(deals)
         title = None
         if last:
-            title = ("The table at the end of the game:" if log["finished"]
-                     else "The table when the game was left:")
+            title = (
+                "The table at the end of the game:"
+                if log["finished"]
+                else "The table when the game was left:"
+            )
         out.write("\n".join(tracker.picture(names, title, next_deal=not last)) + "\n")
     out.write("\n")
     if not log["finished"]:
         out.write("The game was left before its end.\n")
     else:
-        out.write(result_text(log["truncated"], log["winners"], log["placings"],
-                              log["rounds_won"], names, rules.episode) + "\n")
+        out.write(
+            result_text(
+                log["truncated"],
+                log["winners"],
+                log["placings"],
+                log["rounds_won"],
+                names,
+                rules.episode,
+            )
+            + "\n"
+        )

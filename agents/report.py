@@ -81,17 +81,56 @@ class Report:
         written atomically."""
         handle = io.StringIO(newline="")
         out = csv.writer(handle)
-        out.writerow(["kind", "agent", "opponent", "games", "wins", "rate", "ci95_low",
-                      "ci95_high", "mean_placing", "mean_return", "rating_mu",
-                      "rating_sigma"])
+        out.writerow(
+            [
+                "kind",
+                "agent",
+                "opponent",
+                "games",
+                "wins",
+                "rate",
+                "ci95_low",
+                "ci95_high",
+                "mean_placing",
+                "mean_return",
+                "rating_mu",
+                "rating_sigma",
+            ]
+        )
         for spec, a in self.agents.items():
-            out.writerow(["agent", spec, "", a["games"], a["wins"], a["win_rate"],
-                          a["ci95"][0], a["ci95"][1], a["mean_placing"], a["mean_return"],
-                          a["rating"]["mu"], a["rating"]["sigma"]])
+            out.writerow(
+                [
+                    "agent",
+                    spec,
+                    "",
+                    a["games"],
+                    a["wins"],
+                    a["win_rate"],
+                    a["ci95"][0],
+                    a["ci95"][1],
+                    a["mean_placing"],
+                    a["mean_return"],
+                    a["rating"]["mu"],
+                    a["rating"]["sigma"],
+                ]
+            )
         for pair in self.pairs.values():
-            out.writerow(["pair", pair["agent"], pair["opponent"], pair["comparisons"],
-                          pair["wins"], pair["rate"], pair["ci95"][0], pair["ci95"][1],
-                          "", "", "", ""])
+            out.writerow(
+                [
+                    "pair",
+                    pair["agent"],
+                    pair["opponent"],
+                    pair["comparisons"],
+                    pair["wins"],
+                    pair["rate"],
+                    pair["ci95"][0],
+                    pair["ci95"][1],
+                    "",
+                    "",
+                    "",
+                    "",
+                ]
+            )
         atomic_write_text(path, handle.getvalue())
 
     def table(self) -> str:
@@ -108,8 +147,10 @@ class Report:
         ]
         names = {spec: safe_text(spec) for spec in self.specs}  # paths may hold escapes
         width = max(12, *(len(x) for x in names.values()))
-        lines.append(f"{'agent':<{width}}  {'games':>7}  {'wins':>9}  {'win rate':>8}  "
-                     f"{'95% CI':>15}  {'placing':>7}  {'TrueSkill (95%)':>15}  rank")
+        lines.append(
+            f"{'agent':<{width}}  {'games':>7}  {'wins':>9}  {'win rate':>8}  "
+            f"{'95% CI':>15}  {'placing':>7}  {'TrueSkill (95%)':>15}  rank"
+        )
         for spec in sorted(self.agents, key=lambda x: -self.agents[x]["win_rate"]):
             a = self.agents[spec]
             lo, hi = a["ci95"]
@@ -126,9 +167,11 @@ class Report:
             lines += ["", "head-to-head (row beats column; 95% CI):"]
             for pair in self.pairs.values():
                 lo, hi = pair["ci95"]
-                lines.append(f"  {names[pair['agent']]} vs {names[pair['opponent']]}: "
-                             f"{pair['rate']:.3f} "
-                             f"[{lo:.3f}, {hi:.3f}] over {pair['comparisons']} comparisons")
+                lines.append(
+                    f"  {names[pair['agent']]} vs {names[pair['opponent']]}: "
+                    f"{pair['rate']:.3f} "
+                    f"[{lo:.3f}, {hi:.3f}] over {pair['comparisons']} comparisons"
+                )
         f = self.first_seat
         lines += [
             "",

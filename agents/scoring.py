@@ -131,11 +131,16 @@ class Tally:
                 "wins": w,
                 "win_rate": w / g if g else 0.0,
                 "ci95": list(wilson_interval(w, g)),
-                "mean_placing": (self.placing_sum[spec] / self.placed[spec]
-                                 if self.placed[spec] else None),
+                "mean_placing": (
+                    self.placing_sum[spec] / self.placed[spec] if self.placed[spec] else None
+                ),
                 "mean_return": self.returns[spec] / g if g else 0.0,
-                "rating": {"mu": r.mu, "sigma": r.sigma, "conservative": r.mu - 3 * r.sigma,
-                           "ci95": [r.mu - Z95 * r.sigma, r.mu + Z95 * r.sigma]},
+                "rating": {
+                    "mu": r.mu,
+                    "sigma": r.sigma,
+                    "conservative": r.mu - 3 * r.sigma,
+                    "ci95": [r.mu - Z95 * r.sigma, r.mu + Z95 * r.sigma],
+                },
             }
         for spec, (rank, tied) in rating_ranks(
             {spec: (r.mu, r.sigma) for spec, r in self.ratings.items()}
@@ -147,18 +152,28 @@ class Tally:
                 if (a, b) in self.pair_n:
                     c, w = self.pair_n[a, b], self.pair_w[a, b]
                     report.pairs[f"{a} vs {b}"] = {
-                        "agent": a, "opponent": b, "comparisons": c, "wins": w, "rate": w / c,
+                        "agent": a,
+                        "opponent": b,
+                        "comparisons": c,
+                        "wins": w,
+                        "rate": w / c,
                         "ci95": list(wilson_interval(w, c)),
                     }
         report.seats = [
-            {"seat": p, "games": self.seat_games[p], "wins": self.seat_wins[p],
-             "win_rate": self.seat_wins[p] / self.seat_games[p] if self.seat_games[p] else 0.0,
-             "ci95": list(wilson_interval(self.seat_wins[p], self.seat_games[p]))}
+            {
+                "seat": p,
+                "games": self.seat_games[p],
+                "wins": self.seat_wins[p],
+                "win_rate": self.seat_wins[p] / self.seat_games[p] if self.seat_games[p] else 0.0,
+                "ci95": list(wilson_interval(self.seat_wins[p], self.seat_games[p])),
+            }
             for p in range(n)
         ]
         first_rate = self.first_wins / total
         report.first_seat = {
-            "games": self.games, "wins": self.first_wins, "win_rate": first_rate,
+            "games": self.games,
+            "wins": self.first_wins,
+            "win_rate": first_rate,
             "ci95": list(wilson_interval(self.first_wins, self.games)),
             "advantage": first_rate - 1.0 / n,
         }
@@ -209,4 +224,3 @@ def rate_two(
         (rate(first.mu + sign * var1 / c * v, math.sqrt(var1 * (1 - var1 / c**2 * w))),),
         (rate(second.mu - sign * var2 / c * v, math.sqrt(var2 * (1 - var2 / c**2 * w))),),
     ]
-

@@ -125,9 +125,7 @@ class SearchAgent(Agent):
                 f"search: horizon must be one of {', '.join(HORIZONS)}, got {horizon!r}"
             )
         if policy not in POLICIES:
-            raise ValueError(
-                f"search: policy must be one of {', '.join(POLICIES)}, got {policy!r}"
-            )
+            raise ValueError(f"search: policy must be one of {', '.join(POLICIES)}, got {policy!r}")
         if not 0.0 <= z <= 10.0:
             raise ValueError(f"search: z must be from 0 to 10, got {z!r}")
         self.z = z

@@ -42,8 +42,13 @@ import numpy as np
 from trash_env.progress import check_coef, progress_potential
 from trash_env.solo import TrashSoloEnv
 
-__all__ = ["ProgressShaping", "check_coef", "game_potential", "last_deal_end_potential",
-           "progress_potential"]
+__all__ = [
+    "ProgressShaping",
+    "check_coef",
+    "game_potential",
+    "last_deal_end_potential",
+    "progress_potential",
+]
 
 
 def game_potential(game: Any, seat: int) -> float:

@@ -86,9 +86,15 @@ class SizesReport:
             "deals_per_setting": self.deals,
             "games_per_setting": self.games,
             "rows": [
-                {"setting": row.label, "episode": row.episode, "start_size": row.start_size,
-                 "rules": row.rules.to_dict(), "agent": row.cells,
-                 "reference": row.reference, "checks": row.checks}
+                {
+                    "setting": row.label,
+                    "episode": row.episode,
+                    "start_size": row.start_size,
+                    "rules": row.rules.to_dict(),
+                    "agent": row.cells,
+                    "reference": row.reference,
+                    "checks": row.checks,
+                }
                 for row in self.rows
             ],
         }
@@ -101,14 +107,39 @@ class SizesReport:
         """One line per setting and (player, opponent) pair; written atomically."""
         handle = io.StringIO(newline="")
         out = csv.writer(handle)
-        out.writerow(["setting", "episode", "start_size", "player", "opponent", "games",
-                      "wins", "win_rate", "ci95_low", "ci95_high", "par"])
+        out.writerow(
+            [
+                "setting",
+                "episode",
+                "start_size",
+                "player",
+                "opponent",
+                "games",
+                "wins",
+                "win_rate",
+                "ci95_low",
+                "ci95_high",
+                "par",
+            ]
+        )
         for row in self.rows:
             for who, cells in ((self.agent, row.cells), (self.reference, row.reference)):
                 for opponent, cell in cells.items():
-                    out.writerow([row.label, row.episode, row.start_size, who, opponent,
-                                  cell["games"], cell["wins"], cell["win_rate"],
-                                  cell["ci95"][0], cell["ci95"][1], self.par])
+                    out.writerow(
+                        [
+                            row.label,
+                            row.episode,
+                            row.start_size,
+                            who,
+                            opponent,
+                            cell["games"],
+                            cell["wins"],
+                            cell["win_rate"],
+                            cell["ci95"][0],
+                            cell["ci95"][1],
+                            self.par,
+                        ]
+                    )
         atomic_write_text(path, handle.getvalue())
 
     def table(self) -> str:
@@ -134,14 +165,16 @@ class SizesReport:
                     text = f"{c['win_rate']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]"
                     parts.append(f"{text:<{cell_width}}")
             missed = [name for name, ok in row.checks.items() if not ok]
-            parts.append("-" if not row.checks else "ok" if not missed
-                         else "MISSED " + ", ".join(missed))
+            parts.append(
+                "-" if not row.checks else "ok" if not missed else "MISSED " + ", ".join(missed)
+            )
             lines.append("".join(parts).rstrip())
         return "\n".join(lines)
 
 
-def settings(rules: Rules, sizes: Sequence[int] | None = None,
-             whole_game: bool = True) -> list[tuple[str, int, Rules]]:
+def settings(
+    rules: Rules, sizes: Sequence[int] | None = None, whole_game: bool = True
+) -> list[tuple[str, int, Rules]]:
     """The (episode, start size, rules) of each row: whole games at ``rules.start_size``, then
     one-round games at each of ``sizes`` (default: 1 to 10 above ``rules.target_size``)."""
     if sizes is None:
@@ -151,8 +184,9 @@ def settings(rules: Rules, sizes: Sequence[int] | None = None,
         raise ValueError("sizes: give at least one start size or the whole-game row")
     for size in sizes:
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= NUM_SIZES:
-            raise ValueError(f"sizes: start sizes must be integers from 1 to {NUM_SIZES}, got "
-                             f"{size!r}")
+            raise ValueError(
+                f"sizes: start sizes must be integers from 1 to {NUM_SIZES}, got {size!r}"
+            )
     if len(set(sizes)) != len(sizes):
         raise ValueError(f"sizes: each start size once, got {sizes}")
     out = []
@@ -160,11 +194,13 @@ def settings(rules: Rules, sizes: Sequence[int] | None = None,
         out.append(("game", rules.start_size, replace(rules, episode="game")))
     for size in sizes:
         try:
-            row_rules = Rules.from_options(**{**rules.to_dict(), "episode": "round",
-                                              "start_size": size})
+            row_rules = Rules.from_options(
+                **{**rules.to_dict(), "episode": "round", "start_size": size}
+            )
         except ValueError as error:
-            raise ValueError(f"sizes: start size {size} does not fit these rules: {error}"
-                             ) from None
+            raise ValueError(
+                f"sizes: start size {size} does not fit these rules: {error}"
+            ) from None
         out.append(("round", size, row_rules))
     return out
 
@@ -173,8 +209,12 @@ def agent_figures(report: Report, spec: str) -> dict[str, Any]:
     """``spec``'s games, wins, win rate and 95% interval in the games where it holds one seat
     (with two players: all of them); its par is ``1 / num_players``."""
     games, wins = report.single_seat[spec]
-    return {"games": games, "wins": wins, "win_rate": wins / games if games else 0.0,
-            "ci95": list(wilson_interval(wins, games))}
+    return {
+        "games": games,
+        "wins": wins,
+        "win_rate": wins / games if games else 0.0,
+        "ci95": list(wilson_interval(wins, games)),
+    }
 
 
 def evaluate_sizes(
@@ -210,16 +250,32 @@ def evaluate_sizes(
         reference = None
     rows = settings(rules, sizes, whole_game)
     par = 1.0 / rules.num_players
-    report = SizesReport(agent=agent, opponents=opponents, reference=reference, rules=rules,
-                         seed=seed, deals=deals, games=None if deals else games, rows=[])
+    report = SizesReport(
+        agent=agent,
+        opponents=opponents,
+        reference=reference,
+        rules=rules,
+        seed=seed,
+        deals=deals,
+        games=None if deals else games,
+        rows=[],
+    )
     for episode, size, row_rules in rows:
         row = SizeRow(episode=episode, start_size=size, rules=row_rules)
         pairs = [(agent, o, row.cells) for o in opponents]
         if reference is not None:
             pairs += [(reference, o, row.reference) for o in opponents if o != reference]
         for player, opponent, cells in pairs:
-            played = evaluate([player, opponent], row_rules, games=games, deals=deals,
-                              seed=seed, workers=workers, seatings=seatings, backend=backend)
+            played = evaluate(
+                [player, opponent],
+                row_rules,
+                games=games,
+                deals=deals,
+                seed=seed,
+                workers=workers,
+                seatings=seatings,
+                backend=backend,
+            )
             cells[opponent] = agent_figures(played, player)
         for o in opponents:
             high = row.cells[o]["ci95"][1]

@@ -136,8 +136,10 @@ def check_specs(specs: Sequence[str]) -> None:
     """Build every spec once so that a bad one fails before any game (clear ValueError)."""
     for spec in specs:
         if parse_spec(spec)[0] == "human":
-            raise ValueError("agents: 'human' cannot sit in a tournament; use python -m "
-                             "agents.play to play against the bots")
+            raise ValueError(
+                "agents: 'human' cannot sit in a tournament; use python -m "
+                "agents.play to play against the bots"
+            )
         make_agent(spec, seed=0)
 
 
@@ -210,16 +212,23 @@ def play_deals(first: int, stop: int) -> list[GameResult]:
                 record = None if plan.save_dir is None else _appender(actions)
                 game = play_game(rules, agents, game_seed, first_seat, seeds, record)
                 if plan.save_dir is not None:
-                    log = build_log(game, seed=game_seed, seat=None, specs=seats,
-                                    names=seats, actions=actions)
+                    log = build_log(
+                        game, seed=game_seed, seat=None, specs=seats, names=seats, actions=actions
+                    )
                     write_game_file(Path(plan.save_dir) / game_file(index), log)
                 out.append(
                     GameResult(
-                        deal=d, lineup=li, seating=si, seats=seats, first_player=first_seat,
+                        deal=d,
+                        lineup=li,
+                        seating=si,
+                        seats=seats,
+                        first_player=first_seat,
                         winners=tuple(game.winners),
                         placings=None if game.placings is None else tuple(game.placings),
-                        returns=tuple(game.returns()), rounds=game.deal_number,
-                        turns=game.turns, truncated=game.truncated,
+                        returns=tuple(game.returns()),
+                        rounds=game.deal_number,
+                        turns=game.turns,
+                        truncated=game.truncated,
                     )
                 )
                 index += 1

@@ -213,8 +213,18 @@ def table_digests() -> dict[str, str]:
                 trace = []
                 for agent in env.agent_iter(100_000):
                     obs, r, term, trunc, info = env.last()
-                    trace.append((agent, r, term, trunc, info["placing"], info["rounds_won"],
-                                  info["truncated"], tuple(info["winners"])))
+                    trace.append(
+                        (
+                            agent,
+                            r,
+                            term,
+                            trunc,
+                            info["placing"],
+                            info["rounds_won"],
+                            info["truncated"],
+                            tuple(info["winners"]),
+                        )
+                    )
                     action = None
                     if not (term or trunc):
                         legal = np.flatnonzero(obs["action_mask"])
@@ -237,8 +247,15 @@ def table_digests() -> dict[str, str]:
                         legal = np.flatnonzero(env.action_masks())
                         obs, r, term, trunc, info = env.step(int(legal[rng.integers(len(legal))]))
                         done = term or trunc
-                        trace.append((obs.tobytes(), r, term, trunc,
-                                      tuple((k, repr(v)) for k, v in info.items())))
+                        trace.append(
+                            (
+                                obs.tobytes(),
+                                r,
+                                term,
+                                trunc,
+                                tuple((k, repr(v)) for k, v in info.items()),
+                            )
+                        )
                     trace.append([tuple(e) for e in env.game.events])
                     env.reset()
                 record.append(_digest(trace))
@@ -247,16 +264,18 @@ def table_digests() -> dict[str, str]:
     for vi, opts in enumerate(TABLE_VARIANTS[:5]):
         rules = Rules(**opts)
         specs = ["random", "greedy", "counting", "search:rollouts=4"][
-            : max(2, min(rules.num_players, 3))]
+            : max(2, min(rules.num_players, 3))
+        ]
         try:
             report = evaluate(specs, rules, games=12, seed=vi, keep_results=True)
         except TypeError:  # the layout before results were streamed kept them always
             report = evaluate(specs, rules, games=12, seed=vi)
-        record += [_digest(report.results),
-                   _digest(json.dumps(report.to_json(), sort_keys=True, default=str))]
+        record += [
+            _digest(report.results),
+            _digest(json.dumps(report.to_json(), sort_keys=True, default=str)),
+        ]
     out["evaluate"] = _digest(record)
-    keys = ["s", "d", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "n", "trash", "", "t",
-            "x"]
+    keys = ["s", "d", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "n", "trash", "", "t", "x"]
     texts, logs, replays = [], [], []
     for vi, opts in enumerate([{}, {"call_trash": True}, {"num_players": 3, "call_trash": True}]):
         rng = np.random.default_rng(vi)
@@ -267,8 +286,9 @@ def table_digests() -> dict[str, str]:
         with tempfile.TemporaryDirectory() as folder:
             screen = io.StringIO()
             log_path = folder + "/log.json"
-            code = terminal.main([*flags, "--log", log_path], stdin=io.StringIO(lines),
-                                 stdout=screen)
+            code = terminal.main(
+                [*flags, "--log", log_path], stdin=io.StringIO(lines), stdout=screen
+            )
             # the last line names the log's path, which differs from run to run
             texts.append((code, _digest(screen.getvalue().rsplit("Game log written", 1)[0])))
             with open(log_path, encoding="utf-8") as file:
@@ -285,8 +305,15 @@ def table_digests() -> dict[str, str]:
         from train import collect_demonstrations
     record = []
     for round_rewards in (False, True):
-        demos = collect_demonstrations("greedy", 300, ["counting"], 3, {"call_trash": True},
-                                       round_rewards=round_rewards, gamma=0.99)
+        demos = collect_demonstrations(
+            "greedy",
+            300,
+            ["counting"],
+            3,
+            {"call_trash": True},
+            round_rewards=round_rewards,
+            gamma=0.99,
+        )
         record.append(_digest([x.tobytes() for x in demos]))
     out["demos"] = _digest(record)
     return out
@@ -298,15 +325,20 @@ def compare_tables(rev: str) -> int:
     import os
 
     folder = Path(tempfile.mkdtemp(prefix="trash_ref_tree_"))
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True,
-                             check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     digests = []
     for tree in (folder, ROOT):
         env = dict(os.environ, PYTHONPATH=str(tree))
         child = subprocess.run(
             [sys.executable, str(Path(__file__).resolve()), "--digest-of", str(tree)],
-            capture_output=True, text=True, cwd=tree, env=env, check=False,
+            capture_output=True,
+            text=True,
+            cwd=tree,
+            env=env,
+            check=False,
         )
         if child.returncode:
             raise SystemExit(f"digesting {tree} failed:\n{child.stderr[-3000:]}")
@@ -324,8 +356,11 @@ def main() -> int:
     parser.add_argument("--rev", default="HEAD")
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--tables", action="store_true",
-                        help="compare whole games through every table (see the docstring)")
+    parser.add_argument(
+        "--tables",
+        action="store_true",
+        help="compare whole games through every table (see the docstring)",
+    )
     parser.add_argument("--digest-of", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.digest_of is not None:

@@ -95,8 +95,15 @@ def batched_env_loop(seconds: float, seed: int, batch_size: int) -> float:
 
 
 # train.py's PPO settings before the new defaults (the setting of the old reference row).
-OLD_PPO = {"learning_rate": 1e-4, "batch_size": 256, "n_epochs": 5, "gamma": 0.995,
-           "gae_lambda": 0.95, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [128, 128]}}
+OLD_PPO = {
+    "learning_rate": 1e-4,
+    "batch_size": 256,
+    "n_epochs": 5,
+    "gamma": 0.995,
+    "gae_lambda": 0.95,
+    "ent_coef": 0.001,
+    "policy_kwargs": {"net_arch": [128, 128]},
+}
 
 
 def new_defaults() -> tuple[int, int, dict, float]:
@@ -106,14 +113,27 @@ def new_defaults() -> tuple[int, int, dict, float]:
     from agents.training.run import policy_kwargs
 
     config = settle(TrainConfig(vec="batched"))
-    ppo = {"learning_rate": config.lr, "batch_size": config.batch_size,
-           "n_epochs": config.epochs, "gamma": config.gamma, "gae_lambda": GAE_LAMBDA,
-           "ent_coef": config.ent_coef, "policy_kwargs": policy_kwargs(config)}
+    ppo = {
+        "learning_rate": config.lr,
+        "batch_size": config.batch_size,
+        "n_epochs": config.epochs,
+        "gamma": config.gamma,
+        "gae_lambda": GAE_LAMBDA,
+        "ent_coef": config.ent_coef,
+        "policy_kwargs": policy_kwargs(config),
+    }
     return config.envs, config.n_steps, ppo, config.shaping
 
 
-def train_batched(timesteps: int, n_envs: int, n_steps: int, seed: int, batched: bool,
-                  ppo: dict | None = None, shaping: float = 0.0) -> float:
+def train_batched(
+    timesteps: int,
+    n_envs: int,
+    n_steps: int,
+    seed: int,
+    batched: bool,
+    ppo: dict | None = None,
+    shaping: float = 0.0,
+) -> float:
     """MaskablePPO env steps/s against greedy with per-deal rewards and the PPO settings
     ``ppo`` (default ``OLD_PPO``), on ``TrashVecEnv`` (``batched``, with the progress
     shaping's coefficient ``shaping``) or a DummyVecEnv of Monitor(TrashSolo)."""
@@ -126,8 +146,9 @@ def train_batched(timesteps: int, n_envs: int, n_steps: int, seed: int, batched:
 
     torch.set_num_threads(1)
     if batched:
-        venv = make_vec_env(n_envs, ["greedy"], None, seed=seed, round_rewards=True,
-                            shaping=shaping)
+        venv = make_vec_env(
+            n_envs, ["greedy"], None, seed=seed, round_rewards=True, shaping=shaping
+        )
     else:
         venv = DummyVecEnv(
             [lambda: Monitor(run.make_solo("greedy", round_rewards=True)) for _ in range(n_envs)]
@@ -187,8 +208,13 @@ def section_memory(batch_size: int) -> list[dict]:
         "TrashVecEnv (whole, tracemalloc)": f"per env, B={batch_size}, vs greedy, after reset",
     }
     return [
-        {"name": name, "unit": "bytes per game", "values": [v], "median": v,
-         "note": notes.get(name, "after reset, tracemalloc over 200")}
+        {
+            "name": name,
+            "unit": "bytes per game",
+            "values": [v],
+            "median": v,
+            "note": notes.get(name, "after reset, tracemalloc over 200"),
+        }
         for name, v in figures.items()
     ]
 
@@ -228,8 +254,10 @@ def ratios_against(rows: list[dict], reference: str) -> None:
 def rows_of(figures: dict, unit: str, reference: str) -> list[dict]:
     """One table row per benchmark of an interleaved run, each with its ratio to ``reference``."""
     figures.pop("_skipped")
-    rows = [{"name": k, "unit": unit, "values": v, "median": statistics.median(v)}
-            for k, v in figures.items()]
+    rows = [
+        {"name": k, "unit": unit, "values": v, "median": statistics.median(v)}
+        for k, v in figures.items()
+    ]
     ratios_against(rows, reference)
     return rows
 
@@ -263,8 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(only) - {"engine", "env", "train", "memory"})
     if unknown:
-        parser.error(f"--only: unknown section(s) {', '.join(unknown)}; "
-                     "allowed: engine, env, train, memory")
+        parser.error(
+            f"--only: unknown section(s) {', '.join(unknown)}; allowed: engine, env, train, memory"
+        )
 
     def log(text: str) -> None:
         print(text, flush=True)
@@ -276,17 +305,25 @@ def main(argv: list[str] | None = None) -> int:
     b = args.batch
     if "engine" in only:
         log("engine: decisions/s")
-        figures = run.interleaved({
-            "Game.step loop (reference)": lambda rep: run.engine_loop(args.seconds, rep),
-            f"VectorGame B={b}": lambda rep: batched_engine_loop(args.seconds, rep, b),
-        }, args.repeats, log)
+        figures = run.interleaved(
+            {
+                "Game.step loop (reference)": lambda rep: run.engine_loop(args.seconds, rep),
+                f"VectorGame B={b}": lambda rep: batched_engine_loop(args.seconds, rep, b),
+            },
+            args.repeats,
+            log,
+        )
         results["engine"] = rows_of(figures, "decisions/s", "Game.step loop (reference)")
     if "env" in only:
         log("env: learner steps/s vs greedy")
-        figures = run.interleaved({
-            "TrashSoloEnv (reference)": lambda rep: run.solo_loop(args.seconds, rep),
-            f"TrashVecEnv B={b}": lambda rep: batched_env_loop(args.seconds, rep, b),
-        }, args.repeats, log)
+        figures = run.interleaved(
+            {
+                "TrashSoloEnv (reference)": lambda rep: run.solo_loop(args.seconds, rep),
+                f"TrashVecEnv B={b}": lambda rep: batched_env_loop(args.seconds, rep, b),
+            },
+            args.repeats,
+            log,
+        )
         results["env"] = rows_of(figures, "steps/s", "TrashSoloEnv (reference)")
     if "train" in only:
         steps = 4096 if args.quick else 16384
@@ -297,20 +334,29 @@ def main(argv: list[str] | None = None) -> int:
         few, n_steps, wide, short = 4, 512, 64, 32
         envs, rollout, ppo, shaping = new_defaults()
         old = f"DummyVecEnv {few} x Monitor(TrashSolo) x {n_steps} steps, old PPO (old default)"
-        new = (f"TrashVecEnv {envs} x {rollout} steps, new PPO (train.py default: minibatch "
-               f"{ppo['batch_size']}, {ppo['n_epochs']} epochs, shaping {shaping:g}, features "
-               f"{'pairs' if 'features_extractor_class' in ppo['policy_kwargs'] else 'obs'})")
-        figures = run.interleaved({
-            old: lambda rep: train_batched(steps, few, n_steps, rep, False),
-            f"TrashVecEnv {few} envs x {n_steps} steps, old PPO":
-                lambda rep: train_batched(steps, few, n_steps, rep, True),
-            f"TrashVecEnv {wide} envs x {short} steps, old PPO (earlier batched default)":
-                lambda rep: train_batched(steps, wide, short, rep, True),
-            f"DummyVecEnv {wide} x Monitor(TrashSolo) x {short} steps, old PPO":
-                lambda rep: train_batched(steps, wide, short, rep, False),
-            new: lambda rep: train_batched(max(steps, 4 * envs * rollout), envs, rollout, rep,
-                                           True, ppo, shaping),
-        }, max(1, min(args.repeats, 3)), log)
+        new = (
+            f"TrashVecEnv {envs} x {rollout} steps, new PPO (train.py default: minibatch "
+            f"{ppo['batch_size']}, {ppo['n_epochs']} epochs, shaping {shaping:g}, features "
+            f"{'pairs' if 'features_extractor_class' in ppo['policy_kwargs'] else 'obs'})"
+        )
+        earlier = f"TrashVecEnv {wide} envs x {short} steps, old PPO (earlier batched default)"
+        figures = run.interleaved(
+            {
+                old: lambda rep: train_batched(steps, few, n_steps, rep, False),
+                f"TrashVecEnv {few} envs x {n_steps} steps, old PPO": lambda rep: train_batched(
+                    steps, few, n_steps, rep, True
+                ),
+                earlier: lambda rep: train_batched(steps, wide, short, rep, True),
+                f"DummyVecEnv {wide} x Monitor(TrashSolo) x {short} steps, old PPO": lambda rep: (
+                    train_batched(steps, wide, short, rep, False)
+                ),
+                new: lambda rep: train_batched(
+                    max(steps, 4 * envs * rollout), envs, rollout, rep, True, ppo, shaping
+                ),
+            },
+            max(1, min(args.repeats, 3)),
+            log,
+        )
         results["train"] = rows_of(figures, "env steps/s", old)
     if "memory" in only:
         log("memory: bytes per game")
@@ -318,8 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(results))
     meta = {
-        "command": "python benchmarks/vector.py " + " ".join(argv if argv is not None
-                                                             else sys.argv[1:]),
+        "command": "python benchmarks/vector.py "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
         "python": platform.python_version(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),

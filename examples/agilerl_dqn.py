@@ -31,7 +31,8 @@ except ModuleNotFoundError as error:  # no extra: AgileRL caps pettingzoo below 
     raise ModuleNotFoundError(
         "agilerl is not installed; install it, its undeclared peft dependency, then the "
         'pettingzoo trash_env needs: pip install "agilerl==2.58.0" "peft==0.21.0" && '
-        'pip install "pettingzoo==1.27.0" (see docs/integrations.md)', name="agilerl"
+        'pip install "pettingzoo==1.27.0" (see docs/integrations.md)',
+        name="agilerl",
     ) from error
 
 import torch  # noqa: E402
@@ -45,8 +46,9 @@ import trash_env  # noqa: E402
 def act(agent: DQN, obs: dict, epsilon: float, counter: dict) -> int:
     """AgileRL's masked epsilon-greedy action for one observation."""
     mask = obs["action_mask"]
-    action = int(agent.get_action(obs["observation"][None], epsilon=epsilon,
-                                  action_mask=mask[None])[0])
+    action = int(
+        agent.get_action(obs["observation"][None], epsilon=epsilon, action_mask=mask[None])[0]
+    )
     counter["decisions"] += 1
     counter["illegal"] += int(not mask[action])
     return action
@@ -82,9 +84,16 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     env = trash_env.env()
     obs_space = env.observation_space("player_0")["observation"]
-    agent = DQN(obs_space, env.action_space("player_0"), batch_size=64, lr=1e-3,
-                learn_step=4, gamma=0.99, tau=0.01,
-                net_config={"encoder_config": {"hidden_size": [128, 128]}})
+    agent = DQN(
+        obs_space,
+        env.action_space("player_0"),
+        batch_size=64,
+        lr=1e-3,
+        learn_step=4,
+        gamma=0.99,
+        tau=0.01,
+        net_config={"encoder_config": {"hidden_size": [128, 128]}},
+    )
     memory = ReplayBuffer(max_size=max(args.steps, 1000))
     counter = {"decisions": 0, "illegal": 0}
     before = win_rate(agent, args.eval_games, 10_000 + args.seed, counter)
@@ -92,6 +101,7 @@ def main(argv: list[str] | None = None) -> dict:
     steps = game = 0
     epsilon = 1.0
     while steps < args.steps:
+
         def policy(name: str, obs: dict, epsilon: float = epsilon) -> int:
             return act(agent, obs, epsilon, counter)
 
@@ -111,9 +121,15 @@ def main(argv: list[str] | None = None) -> dict:
         game += 1
         epsilon = max(0.05, epsilon * 0.97)
     after = win_rate(agent, args.eval_games, 10_000 + args.seed, counter)
-    summary = {"train_decisions": steps, "games": game, "eval_games": args.eval_games,
-               "win_rate_before": before, "win_rate_after": after,
-               "decisions": counter["decisions"], "illegal_moves": counter["illegal"]}
+    summary = {
+        "train_decisions": steps,
+        "games": game,
+        "eval_games": args.eval_games,
+        "win_rate_before": before,
+        "win_rate_after": after,
+        "decisions": counter["decisions"],
+        "illegal_moves": counter["illegal"],
+    }
     print(json.dumps(summary))
     return summary
 

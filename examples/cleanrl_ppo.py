@@ -36,11 +36,20 @@ class Agent(nn.Module):
 
     def __init__(self, obs_size: int, n_actions: int, hidden: int = 128) -> None:
         super().__init__()
-        self.critic = nn.Sequential(nn.Linear(obs_size, hidden), nn.Tanh(),
-                                    nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
-        self.actor = nn.Sequential(nn.Linear(obs_size, hidden), nn.Tanh(),
-                                   nn.Linear(hidden, hidden), nn.Tanh(),
-                                   nn.Linear(hidden, n_actions))
+        self.critic = nn.Sequential(
+            nn.Linear(obs_size, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, 1),
+        )
+        self.actor = nn.Sequential(
+            nn.Linear(obs_size, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, n_actions),
+        )
 
     def dist(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
         logits = self.actor(obs).masked_fill(~mask, -1e9)  # illegal actions: probability 0
@@ -156,7 +165,7 @@ def main(argv: list[str] | None = None) -> dict:
         for _ in range(epochs):
             order = torch.as_tensor(rng.permutation(len(b_act)))
             for s in range(0, len(order), minibatch):
-                i = order[s: s + minibatch]
+                i = order[s : s + minibatch]
                 d = agent.dist(b_obs[i], b_mask[i])
                 ratio = (d.log_prob(b_act[i]) - b_logp[i]).exp()
                 adv = b_adv[i]
@@ -167,12 +176,21 @@ def main(argv: list[str] | None = None) -> dict:
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
                 optimizer.step()
-        print(f"decisions {done_steps}, games {game}, "
-              f"{done_steps / (time.perf_counter() - start):.0f} decisions/s", flush=True)
+        print(
+            f"decisions {done_steps}, games {game}, "
+            f"{done_steps / (time.perf_counter() - start):.0f} decisions/s",
+            flush=True,
+        )
     after = win_rate(agent, args.eval_games, 10_000 + args.seed, counter)
-    summary = {"train_decisions": done_steps, "games": game, "eval_games": args.eval_games,
-               "win_rate_before": before, "win_rate_after": after,
-               "decisions": counter["decisions"], "illegal_moves": counter["illegal"]}
+    summary = {
+        "train_decisions": done_steps,
+        "games": game,
+        "eval_games": args.eval_games,
+        "win_rate_before": before,
+        "win_rate_after": after,
+        "decisions": counter["decisions"],
+        "illegal_moves": counter["illegal"],
+    }
     print(json.dumps(summary))
     return summary
 

@@ -34,9 +34,15 @@ from ray.rllib.callbacks.callbacks import RLlibCallback  # noqa: E402
 class CountIllegal(RLlibCallback):
     """Adds each finished game's illegal moves (the env's counter) to the metrics."""
 
-
-    def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, env: Any = None,
-                       env_index: int = 0, **kwargs: Any) -> None:
+    def on_episode_end(
+        self,
+        *,
+        episode: Any,
+        metrics_logger: Any = None,
+        env: Any = None,
+        env_index: int = 0,
+        **kwargs: Any,
+    ) -> None:
         game = env.unwrapped.envs[env_index].unwrapped
         metrics_logger.log_value("illegal_moves", game.illegal_moves, reduce="lifetime_sum")
         metrics_logger.log_value("games", 1, reduce="lifetime_sum")
@@ -48,28 +54,48 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--batch", type=int, default=2000, help="env steps per iteration")
     parser.add_argument("--env-runners", type=int, default=2, help="sampling actors")
     parser.add_argument("--players", type=int, default=2)
-    parser.add_argument("--episode", choices=("game", "round"), default="game",
-                        help="an episode is a whole game or one deal (shorter)")
+    parser.add_argument(
+        "--episode",
+        choices=("game", "round"),
+        default="game",
+        help="an episode is a whole game or one deal (shorter)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--address", default=None,
-                        help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)",
+    )
     args = parser.parse_args(argv)
 
     address = args.address or os.environ.get("RAY_ADDRESS")
-    ray.init(address=address, include_dashboard=False, log_to_driver=False,
-             **({} if address else {"num_cpus": max(2, args.env_runners)}))
+    ray.init(
+        address=address,
+        include_dashboard=False,
+        log_to_driver=False,
+        **({} if address else {"num_cpus": max(2, args.env_runners)}),
+    )
     try:
         env_name = trash_rllib.register()
         config = (
             PPOConfig()
-            .environment(env_name, env_config={"num_players": args.players,
-                                                 "episode": args.episode})
+            .environment(
+                env_name, env_config={"num_players": args.players, "episode": args.episode}
+            )
             .multi_agent(**trash_rllib.multi_agent_kwargs())
             .rl_module(rl_module_spec=trash_rllib.rl_module_spec())
-            .env_runners(num_env_runners=args.env_runners, num_envs_per_env_runner=1,
-                         rollout_fragment_length="auto")
-            .training(train_batch_size_per_learner=args.batch, minibatch_size=256,
-                      num_epochs=4, lr=3e-4, entropy_coeff=0.01)
+            .env_runners(
+                num_env_runners=args.env_runners,
+                num_envs_per_env_runner=1,
+                rollout_fragment_length="auto",
+            )
+            .training(
+                train_batch_size_per_learner=args.batch,
+                minibatch_size=256,
+                num_epochs=4,
+                lr=3e-4,
+                entropy_coeff=0.01,
+            )
             .callbacks(CountIllegal)
             .debugging(seed=args.seed)
         )
@@ -80,11 +106,18 @@ def main(argv: list[str] | None = None) -> dict:
             runners = result["env_runners"]
             illegal = int(runners.get("illegal_moves", 0))
             games = int(runners.get("games", 0))
-            steps = int(result.get("num_env_steps_sampled_lifetime",
-                                   runners.get("num_env_steps_sampled_lifetime", 0)))
-            print(f"iteration {i + 1}: env steps {steps}, games {games}, illegal moves "
-                  f"{illegal}, mean return of player_0 "
-                  f"{runners.get('agent_episode_returns_mean', {}).get('player_0')}", flush=True)
+            steps = int(
+                result.get(
+                    "num_env_steps_sampled_lifetime",
+                    runners.get("num_env_steps_sampled_lifetime", 0),
+                )
+            )
+            print(
+                f"iteration {i + 1}: env steps {steps}, games {games}, illegal moves "
+                f"{illegal}, mean return of player_0 "
+                f"{runners.get('agent_episode_returns_mean', {}).get('player_0')}",
+                flush=True,
+            )
         summary = {
             "iterations": args.iterations,
             "env_runners": args.env_runners,

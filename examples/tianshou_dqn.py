@@ -63,10 +63,16 @@ def main(argv: list[str] | None = None) -> dict:
     obs_size = probe.observation_space["observation"].shape[0]
     n_actions = int(probe.action_space.n)
     net = Net(state_shape=obs_size, action_shape=n_actions, hidden_sizes=[128, 128])
-    policy = DiscreteQLearningPolicy(model=net, action_space=probe.action_space,
-                                     eps_training=0.2, eps_inference=0.0)
-    learner = DQN(policy=policy, optim=AdamOptimizerFactory(lr=1e-3), gamma=0.99,
-                  n_step_return_horizon=4, target_update_freq=200)
+    policy = DiscreteQLearningPolicy(
+        model=net, action_space=probe.action_space, eps_training=0.2, eps_inference=0.0
+    )
+    learner = DQN(
+        policy=policy,
+        optim=AdamOptimizerFactory(lr=1e-3),
+        gamma=0.99,
+        n_step_return_horizon=4,
+        target_update_freq=200,
+    )
     opponent = MARLRandomDiscreteMaskedOffPolicyAlgorithm(probe.action_space)
     algorithm = MultiAgentOffPolicyAlgorithm(algorithms=[learner, opponent], env=probe)
 
@@ -90,8 +96,13 @@ def main(argv: list[str] | None = None) -> dict:
                 algorithm.update(buffer=buffer, sample_size=64)
     after = win_rate(algorithm, test_envs, args.eval_games)
     illegal = sum(sum(group.get_env_attr("illegal_moves")) for group in (train_envs, test_envs))
-    summary = {"train_steps": done, "eval_games": args.eval_games,
-               "win_rate_before": before, "win_rate_after": after, "illegal_moves": illegal}
+    summary = {
+        "train_steps": done,
+        "eval_games": args.eval_games,
+        "win_rate_before": before,
+        "win_rate_after": after,
+        "illegal_moves": illegal,
+    }
     print(json.dumps(summary))
     return summary
 

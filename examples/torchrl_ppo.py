@@ -54,12 +54,18 @@ OBS = "observation"  # the wrapper keeps PettingZoo's dict: (seat, "observation"
 
 def mlp(inputs: int, outputs: int, hidden: int) -> nn.Sequential:
     """Two tanh layers (CleanRL's PPO layout); one for the policy, one for the value."""
-    return nn.Sequential(nn.Linear(inputs, hidden), nn.Tanh(), nn.Linear(hidden, hidden),
-                         nn.Tanh(), nn.Linear(hidden, outputs))
+    return nn.Sequential(
+        nn.Linear(inputs, hidden),
+        nn.Tanh(),
+        nn.Linear(hidden, hidden),
+        nn.Tanh(),
+        nn.Linear(hidden, outputs),
+    )
 
 
-def actor(net: nn.Module, obs_key: NestedKey, mask_key: NestedKey,
-          action_key: NestedKey) -> ProbabilisticActor:
+def actor(
+    net: nn.Module, obs_key: NestedKey, mask_key: NestedKey, action_key: NestedKey
+) -> ProbabilisticActor:
     """``net``'s logits, masked by ``mask_key``, as a distribution over legal actions; the
     sampled action's log-probability goes beside it (``<action>_log_prob``), for PPO."""
     logits_key = (*action_key[:-1], "logits") if isinstance(action_key, tuple) else "logits"
@@ -78,14 +84,19 @@ def flat_decisions(batch: TensorDict, groups: list[str]) -> TensorDict:
     parts = []
     for g in groups:
         acted = batch[g, "mask"][:, 0]
-        parts.append(TensorDict({
-            "observation": batch[g, OBS, OBS][:, 0],
-            "action_mask": batch[g, "action_mask"][:, 0],
-            "action": batch[g, "action"][:, 0],
-            "action_log_prob": batch[g, "action_log_prob"][:, 0],
-            "advantage": batch[g, "advantage"][:, 0],
-            "value_target": batch[g, "value_target"][:, 0],
-        }, batch_size=[batch.shape[0]])[acted])
+        parts.append(
+            TensorDict(
+                {
+                    "observation": batch[g, OBS, OBS][:, 0],
+                    "action_mask": batch[g, "action_mask"][:, 0],
+                    "action": batch[g, "action"][:, 0],
+                    "action_log_prob": batch[g, "action_log_prob"][:, 0],
+                    "advantage": batch[g, "advantage"][:, 0],
+                    "value_target": batch[g, "value_target"][:, 0],
+                },
+                batch_size=[batch.shape[0]],
+            )[acted]
+        )
     return torch.cat(parts)
 
 
@@ -113,8 +124,12 @@ def win_rate(policy: ProbabilisticActor, games: int, seed: int, counter: dict) -
         def choose(name: str, obs: dict, me: str = me) -> int:
             if name != me:
                 return int(rng.choice(np.flatnonzero(obs["action_mask"])))
-            td = TensorDict({"observation": torch.as_tensor(obs["observation"]),
-                             "action_mask": torch.as_tensor(obs["action_mask"], dtype=torch.bool)})
+            td = TensorDict(
+                {
+                    "observation": torch.as_tensor(obs["observation"]),
+                    "action_mask": torch.as_tensor(obs["action_mask"], dtype=torch.bool),
+                }
+            )
             with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
                 action = int(policy(td)["action"])
             counter["decisions"] += 1
@@ -148,30 +163,47 @@ def main(argv: list[str] | None = None) -> dict:
     policy_net, value_net = mlp(obs_size, n_actions, hidden), mlp(obs_size, 1, hidden)
 
     # collection: every seat's actor (same network) reads its own observation and mask
-    seat_actors = TensorDictSequential(*[
-        actor(policy_net, (g, OBS, OBS), (g, "action_mask"), (g, "action")) for g in groups])
+    seat_actors = TensorDictSequential(
+        *[actor(policy_net, (g, OBS, OBS), (g, "action_mask"), (g, "action")) for g in groups]
+    )
     # GAE per seat, along the whole batch (the opponent's frames are the seat's environment)
     estimators = []
     for g in groups:
         critic = TensorDictModule(value_net, in_keys=[(g, OBS, OBS)], out_keys=[(g, "state_value")])
         gae = GAE(gamma=gamma, lmbda=lmbda, value_network=critic, average_gae=False)
-        gae.set_keys(reward=(g, "reward"), done=(g, "done"), terminated=(g, "terminated"),
-                     value=(g, "state_value"), advantage=(g, "advantage"),
-                     value_target=(g, "value_target"))
+        gae.set_keys(
+            reward=(g, "reward"),
+            done=(g, "done"),
+            terminated=(g, "terminated"),
+            value=(g, "state_value"),
+            advantage=(g, "advantage"),
+            value_target=(g, "value_target"),
+        )
         estimators.append(gae)
     # the loss: the same networks under plain keys, on the flat batch of decisions
     flat_actor = actor(policy_net, "observation", "action_mask", "action")
     flat_critic = TensorDictModule(value_net, in_keys=["observation"], out_keys=["state_value"])
-    loss_module = ClipPPOLoss(flat_actor, flat_critic, clip_epsilon=0.2, entropy_coeff=0.01,
-                              critic_coeff=0.5, loss_critic_type="l2", normalize_advantage=True)
+    loss_module = ClipPPOLoss(
+        flat_actor,
+        flat_critic,
+        clip_epsilon=0.2,
+        entropy_coeff=0.01,
+        critic_coeff=0.5,
+        loss_critic_type="l2",
+        normalize_advantage=True,
+    )
     optimizer = torch.optim.Adam(loss_module.parameters(), lr=args.lr, eps=1e-5)
 
     counter = {"decisions": 0, "illegal": 0}
     before = win_rate(flat_actor, args.eval_games, 10_000 + args.seed, counter)
     start_params = [p.detach().clone() for p in loss_module.parameters()]
 
-    collector = Collector(lambda: make_env(seed=args.seed), seat_actors,
-                          frames_per_batch=args.batch, total_frames=args.frames)
+    collector = Collector(
+        lambda: make_env(seed=args.seed),
+        seat_actors,
+        frames_per_batch=args.batch,
+        total_frames=args.frames,
+    )
     frames = games = decisions = illegal = updates = 0
     start = time.perf_counter()
     for batch in collector:
@@ -193,19 +225,29 @@ def main(argv: list[str] | None = None) -> dict:
                 optimizer.step()
                 updates += 1
         collector.update_policy_weights_()
-        print(f"frames {frames}, games {games}, "
-              f"{frames / (time.perf_counter() - start):.0f} frames/s", flush=True)
+        print(
+            f"frames {frames}, games {games}, "
+            f"{frames / (time.perf_counter() - start):.0f} frames/s",
+            flush=True,
+        )
     collector.shutdown()
     train_seconds = time.perf_counter() - start
     params = zip(loss_module.parameters(), start_params, strict=True)
     moved = float(torch.sqrt(sum(((p.detach() - q) ** 2).sum() for p, q in params)))
     after = win_rate(flat_actor, args.eval_games, 10_000 + args.seed, counter)
-    summary = {"frames": frames, "games": games, "train_decisions": decisions,
-               "ppo_updates": updates, "param_change": round(moved, 4),
-               "eval_games": args.eval_games, "win_rate_before": before, "win_rate_after": after,
-               "illegal_moves": illegal + counter["illegal"],
-               "decisions": decisions + counter["decisions"],
-               "train_seconds": round(train_seconds, 1)}
+    summary = {
+        "frames": frames,
+        "games": games,
+        "train_decisions": decisions,
+        "ppo_updates": updates,
+        "param_change": round(moved, 4),
+        "eval_games": args.eval_games,
+        "win_rate_before": before,
+        "win_rate_after": after,
+        "illegal_moves": illegal + counter["illegal"],
+        "decisions": decisions + counter["decisions"],
+        "train_seconds": round(train_seconds, 1),
+    }
     print(json.dumps(summary))
     return summary
 

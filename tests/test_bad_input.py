@@ -26,16 +26,22 @@ from trash_env.solo import TrashSoloEnv
 
 ENV_OPTIONS = [
     (dict(colour="red"), r"unknown option\(s\) colour; allowed: render_mode, round_rewards, "),
-    (dict(render_mode="pdf"), r"render_mode must be None or one of 'ansi', 'human', "
-                              r"'rgb_array', got 'pdf'"),
+    (
+        dict(render_mode="pdf"),
+        r"render_mode must be None or one of 'ansi', 'human', "
+        r"'rgb_array', got 'pdf'",
+    ),
     (dict(round_rewards="yes"), r"round_rewards must be False or True, got 'yes'"),
     (dict(num_players=7), r"num_players must be an integer from 2 to 6, got 7"),
     (dict(num_players=1), r"num_players must be an integer from 2 to 6, got 1"),
     (dict(num_players=2.0), r"num_players must be an integer from 2 to 6, got 2.0"),
     (dict(num_players=True), r"num_players must be an integer from 2 to 6, got True"),
     (dict(num_players="3"), r"num_players must be an integer from 2 to 6, got '3'"),
-    (dict(wilds="queens"), r"wilds must be one of 'jacks', 'kings', 'faces', 'none', "
-                           r"got 'queens'"),
+    (
+        dict(wilds="queens"),
+        r"wilds must be one of 'jacks', 'kings', 'faces', 'none', "
+        r"got 'queens'",
+    ),
     (dict(jokers="yes"), r"jokers must be one of False, True, got 'yes'"),
     (dict(jokers=1), r"jokers must be one of False, True, got 1"),
     (dict(start_size=0), r"start_size must be an integer from 1 to 10, got 0"),
@@ -43,15 +49,23 @@ ENV_OPTIONS = [
     (dict(target_size=10), r"target_size must be below start_size \(10\): 0 to 9, got 10"),
     (dict(num_decks=0), r"num_decks must be an integer from 1 to 12, got 0"),
     (dict(num_decks=13), r"num_decks must be an integer from 1 to 12, got 13"),
-    (dict(num_players=6, num_decks=1), r"num_decks=1 holds 52 cards, but 6 layouts of 10 "
-                                       r"plus 2 need 62: use num_decks >= 2 or None"),
+    (
+        dict(num_players=6, num_decks=1),
+        r"num_decks=1 holds 52 cards, but 6 layouts of 10 "
+        r"plus 2 need 62: use num_decks >= 2 or None",
+    ),
     (dict(max_deals=0), r"max_deals must be an integer from 1 to 10000, got 0"),
-    (dict(first_player="loser"), r"first_player must be one of 'winner', 'rotate', "
-                                 r"got 'loser'"),
+    (
+        dict(first_player="loser"),
+        r"first_player must be one of 'winner', 'rotate', "
+        r"got 'loser'",
+    ),
     (dict(reshuffle="none"), r"reshuffle must be one of 'keep_top', 'all', got 'none'"),
     (dict(free_draws=2), r"free_draws must be one of 0, 3, got 2"),
-    (dict(free_draws=3, num_players=3, losers_reveal=True),
-     r"free_draws=3 needs num_players=2 and losers_reveal=True \(got num_players=3"),
+    (
+        dict(free_draws=3, num_players=3, losers_reveal=True),
+        r"free_draws=3 needs num_players=2 and losers_reveal=True \(got num_players=3",
+    ),
     (dict(call_trash=1), r"call_trash must be one of False, True, got 1"),
     (dict(episode="deal"), r"episode must be one of 'game', 'round', got 'deal'"),
     (dict(max_turns=0), r"max_turns must be an integer from 1 to 1000000000, got 0"),
@@ -67,17 +81,21 @@ def test_bad_env_options(options, message):
         trash_env.raw_env(**options)
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    case for case in ENV_OPTIONS if not {"colour", "render_mode", "round_rewards"} & set(case[0])
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [case for case in ENV_OPTIONS if not {"colour", "render_mode", "round_rewards"} & set(case[0])],
+)
 def test_bad_rules(options, message):
     with pytest.raises(ValueError, match=message):
         Rules(**options)
 
 
 def test_rules_from_options_names_unknown_options():
-    with pytest.raises(ValueError, match=r"unknown rules option\(s\) players; allowed: "
-                                         r"num_players, num_decks, "):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown rules option\(s\) players; allowed: "
+        r"num_players, num_decks, ",
+    ):
         Rules.from_options(players=3)
 
 
@@ -86,12 +104,18 @@ SOLO_OPTIONS = [
     (dict(seat=True), r"seat must be None or an integer from 0 to 1, got True"),
     (dict(seat=-1), r"seat must be None or an integer from 0 to 1, got -1"),
     (dict(illegal="ignore"), r"illegal must be one of 'lose', 'raise', got 'ignore'"),
-    (dict(render_mode="pdf"), r"render_mode must be None or one of 'ansi', 'human', "
-                              r"'rgb_array', got 'pdf'"),
+    (
+        dict(render_mode="pdf"),
+        r"render_mode must be None or one of 'ansi', 'human', "
+        r"'rgb_array', got 'pdf'",
+    ),
     (dict(round_rewards=1), r"round_rewards must be False or True, got 1"),
     (dict(opponents=[]), r"opponents must name at least one opponent"),
-    (dict(opponents=[3]), r"opponents entries must be agent spec strings or Agent objects, "
-                          r"got 3"),
+    (
+        dict(opponents=[3]),
+        r"opponents entries must be agent spec strings or Agent objects, "
+        r"got 3",
+    ),
     (dict(opponents=["nobody"]), r"unknown agent 'nobody' in spec 'nobody'; known agents: "),
     (dict(wilds="queens"), r"wilds must be one of 'jacks', 'kings', 'faces', 'none'"),
     (dict(num_players=9), r"num_players must be an integer from 2 to 6, got 9"),
@@ -104,11 +128,14 @@ def test_bad_solo_env_options(options, message):
         TrashSoloEnv(**options)
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"colour": 1}, r"reset options: unknown colour; allowed: seat"),
-    ({"seat": 9}, r"reset options: seat must be None or an integer from 0 to 1, got 9"),
-    ({"seat": "0"}, r"reset options: seat must be None or an integer from 0 to 1, got '0'"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"colour": 1}, r"reset options: unknown colour; allowed: seat"),
+        ({"seat": 9}, r"reset options: seat must be None or an integer from 0 to 1, got 9"),
+        ({"seat": "0"}, r"reset options: seat must be None or an integer from 0 to 1, got '0'"),
+    ],
+)
 def test_bad_solo_reset_options(options, message):
     with pytest.raises(ValueError, match=message):
         TrashSoloEnv().reset(seed=0, options=options)
@@ -116,8 +143,21 @@ def test_bad_solo_reset_options(options, message):
 
 # ---------------------------------------------------------------------- actions
 
-ODD_ACTIONS = [True, False, np.True_, 2.5, 10.0, "10", np.array(10), np.array([10]), [10],
-               99, -1, 13, np.int64(13)]
+ODD_ACTIONS = [
+    True,
+    False,
+    np.True_,
+    2.5,
+    10.0,
+    "10",
+    np.array(10),
+    np.array([10]),
+    [10],
+    99,
+    -1,
+    13,
+    np.int64(13),
+]
 
 
 @pytest.mark.parametrize("action", ODD_ACTIONS, ids=repr)
@@ -165,10 +205,16 @@ SPECS = [
     ("nobody", r"unknown agent 'nobody' in spec 'nobody'; known agents: .*greedy"),
     ("", r"unknown agent '' in spec ''; known agents: "),
     ("greedy:foo=1", r"agent spec 'greedy:foo=1': unknown option\(s\) foo; options of greedy: "),
-    ("search:rollouts=abc", r"agent spec 'search:rollouts=abc': option rollouts must be int, "
-                            r"got 'abc'"),
-    ("search:rollouts", r"agent spec 'search:rollouts': option 'rollouts' must look like "
-                        r"key=value"),
+    (
+        "search:rollouts=abc",
+        r"agent spec 'search:rollouts=abc': option rollouts must be int, "
+        r"got 'abc'",
+    ),
+    (
+        "search:rollouts",
+        r"agent spec 'search:rollouts': option 'rollouts' must look like "
+        r"key=value",
+    ),
     ("counting:discard_weight=x", r"option discard_weight must be float, got 'x'"),
     ("random:=3", r"option '=3' must look like key=value"),
     ("\x1b[2Jbot", r"unknown agent '\\x1b\[2Jbot'"),  # the escape shows escaped (repr)
@@ -190,15 +236,22 @@ def _play(argv: list[str]) -> int:
 
 PLAY_FLAGS = [
     (["--wilds", "queens"], r"argument --wilds: invalid choice: 'queens' \(choose from "),
-    (["--players", "7", "--opponents", "random"], r"rules options: num_players must be an "
-                                                  r"integer from 2 to 6, got 7"),
+    (
+        ["--players", "7", "--opponents", "random"],
+        r"rules options: num_players must be an "
+        r"integer from 2 to 6, got 7",
+    ),
     (["--seat", "5", "--opponents", "random"], r"--seat must be 1 to 2, got 5"),
-    (["--players", "4", "--opponents", "random", "greedy"],
-     r"--players 4 needs 3 opponent spec\(s\), or one to use at every seat; got 2"),
+    (
+        ["--players", "4", "--opponents", "random", "greedy"],
+        r"--players 4 needs 3 opponent spec\(s\), or one to use at every seat; got 2",
+    ),
     (["--opponents", "human"], r"--opponents takes bots only; your own seat is --seat"),
     (["--opponents", "nobody"], r"unknown agent 'nobody'"),
-    (["--free-draws", "3", "--players", "3", "--opponents", "random"],
-     r"rules options: free_draws=3 needs num_players=2 and losers_reveal=True"),
+    (
+        ["--free-draws", "3", "--players", "3", "--opponents", "random"],
+        r"rules options: free_draws=3 needs num_players=2 and losers_reveal=True",
+    ),
     (["--seed", "-1"], r"argument --seed: must be a whole number 0 or more, got '-1'"),
     (["--start-size", "ten"], r"argument --start-size: invalid int value: 'ten'"),
     (["--colour", "red"], r"unrecognized arguments: --colour red"),
@@ -243,8 +296,11 @@ def _train(argv: list[str], monkeypatch, tmp_path: Path) -> int:
 
 EVALUATE_FLAGS = [
     (["--agents", "greedy", "--wilds", "queens"], r"argument --wilds: invalid choice: 'queens'"),
-    (["--agents", "greedy", "--players", "9"], r"num_players must be an integer from 2 to 6, "
-                                               r"got 9"),
+    (
+        ["--agents", "greedy", "--players", "9"],
+        r"num_players must be an integer from 2 to 6, "
+        r"got 9",
+    ),
     (["--agents", "greedy", "--games", "0"], r"--games must be an integer from 1 to"),
     (["--agents", "nobody", "random"], r"unknown agent 'nobody'"),
     (["--agents", "greedy", "--target-size", "10"], r"target_size must be below start_size"),
@@ -286,8 +342,11 @@ def test_bad_train_flags_exit_2_naming_the_flag(argv, message, capsys, monkeypat
 def good_log(tmp_path_factory) -> dict:
     path = tmp_path_factory.mktemp("log") / "game.json"
     stdin = io.StringIO("s\n" * 2000 + "1\n" * 200)
-    play_main(["--seed", "3", "--start-size", "2", "--opponents", "random", "--log", str(path)],
-              stdin=stdin, stdout=io.StringIO())
+    play_main(
+        ["--seed", "3", "--start-size", "2", "--opponents", "random", "--log", str(path)],
+        stdin=stdin,
+        stdout=io.StringIO(),
+    )
     log = json.loads(path.read_text())
     assert play_main(["--replay", str(path), "--no-pause"], stdout=io.StringIO()) == 0
     return log
@@ -299,12 +358,14 @@ def _event_index(log: dict, kind: str) -> int:
 
 def _set(path: str, value):
     """A change to the good log: ``path`` like ``"events.3.2"``."""
+
     def change(log: dict) -> None:
         keys = [int(k) if k.lstrip("-").isdigit() else k for k in path.split(".")]
         target = log
         for key in keys[:-1]:
             target = target[key]
         target[keys[-1]] = value
+
     return change
 
 
@@ -315,6 +376,7 @@ def _drop(key: str):
 def _event(kind: str, field: int, value):
     def change(log: dict) -> None:
         log["events"][_event_index(log, kind)][field] = value
+
     return change
 
 
@@ -323,8 +385,11 @@ REPLAYS = [
     ("missing-field", _drop("events"), r"fields missing: events"),
     ("unknown-field", _set("extra", 1), r"fields unknown: extra"),
     ("rules-type", _set("rules", [1]), r"rules must be an object of rules options"),
-    ("rules-value", _set("rules.wilds", "queens"),
-     r"rules are not valid: wilds must be one of 'jacks'"),
+    (
+        "rules-value",
+        _set("rules.wilds", "queens"),
+        r"rules are not valid: wilds must be one of 'jacks'",
+    ),
     ("rules-unknown", _set("rules.colour", "red"), r"rules are not valid: unknown rules option"),
     ("seed", _set("seed", -5), r"seed must be an integer from 0 to "),
     ("seat-bool", _set("seat", True), r"seat must be an integer from 0 to 1, got True"),
@@ -338,27 +403,50 @@ REPLAYS = [
     ("winners-twice", _set("winners", [0, 0]), r"winners name a seat twice"),
     ("placings", _set("placings", [1]), r"placings must hold 2 entries, got 1"),
     ("rounds-won", _set("rounds_won", [-1, 0]), r"rounds_won\[0\] must be an integer from 0"),
-    ("action", _set("actions.0", [0, 99]), r"actions\[0\]\[1\] \(action\) must be an integer "
-                                           r"from 0 to 14, got 99"),
-    ("event-kind", _set("events.1.0", "teleport"),
-     r"events\[1\]\[0\] \(kind\) must be one of deal, draw_stock, "),
+    (
+        "action",
+        _set("actions.0", [0, 99]),
+        r"actions\[0\]\[1\] \(action\) must be an integer "
+        r"from 0 to 14, got 99",
+    ),
+    (
+        "event-kind",
+        _set("events.1.0", "teleport"),
+        r"events\[1\]\[0\] \(kind\) must be one of deal, draw_stock, ",
+    ),
     ("event-shape", _set("events.1", ["deal", 0]), r"events\[1\] must hold 4 entries, got 2"),
-    ("event-player", _event("draw_stock", 1, 9),
-     r"\(player of draw_stock\) must be an integer from 0 to 1, got 9"),
-    ("event-card", _event("draw_stock", 2, 14),
-     r"\(card of draw_stock\) must be an integer from 0 to 13, got 14"),
-    ("place-slot", lambda log: log["events"].insert(1, ["place", 0, 1, 1]),
-     r"lays card 1 in slot 2, not its own"),
-    ("reshuffle-count", lambda log: log["events"].insert(1, ["reshuffle", -1, 999, -1]),
-     r"\(card of reshuffle\) must be an integer from 1 to 52, got 999"),
+    (
+        "event-player",
+        _event("draw_stock", 1, 9),
+        r"\(player of draw_stock\) must be an integer from 0 to 1, got 9",
+    ),
+    (
+        "event-card",
+        _event("draw_stock", 2, 14),
+        r"\(card of draw_stock\) must be an integer from 0 to 13, got 14",
+    ),
+    (
+        "place-slot",
+        lambda log: log["events"].insert(1, ["place", 0, 1, 1]),
+        r"lays card 1 in slot 2, not its own",
+    ),
+    (
+        "reshuffle-count",
+        lambda log: log["events"].insert(1, ["reshuffle", -1, 999, -1]),
+        r"\(card of reshuffle\) must be an integer from 1 to 52, got 999",
+    ),
     ("deal-number", _event("deal", 3, 4), r"\(deal number\) must be 0, got 4"),
-    ("float-card", _event("draw_stock", 2, 3.0),
-     r"\(card of draw_stock\) must be an integer from 0 to 13, got 3.0"),
+    (
+        "float-card",
+        _event("draw_stock", 2, 3.0),
+        r"\(card of draw_stock\) must be an integer from 0 to 13, got 3.0",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("change", "message"), [r[1:] for r in REPLAYS],
-                         ids=[r[0] for r in REPLAYS])
+@pytest.mark.parametrize(
+    ("change", "message"), [r[1:] for r in REPLAYS], ids=[r[0] for r in REPLAYS]
+)
 def test_bad_replay_files_exit_2_naming_the_field(good_log, tmp_path, capsys, change, message):
     import copy
     import re
@@ -378,18 +466,25 @@ RAW_REPLAYS = [
     ("not-json", b"{not json", r"is not a game log \(not JSON: "),
     ("not-utf8", b"\xff\xfe{}", r"is not a game log \(not UTF-8 text: "),
     ("nan", b'{"format": "trash_env.play/1", "seed": NaN}', r"NaN is not a number a game log"),
-    ("infinity", b'{"format": "trash_env.play/1", "seed": -Infinity}',
-     r"-Infinity is not a number a game log holds"),
+    (
+        "infinity",
+        b'{"format": "trash_env.play/1", "seed": -Infinity}',
+        r"-Infinity is not a number a game log holds",
+    ),
     ("deep", b"[" * 100_000 + b"]" * 100_000, r"nested more than 3 levels deep"),
     ("deep-object", b'{"a": ' * 50 + b"1" + b"}" * 50, r"nested more than 3 levels deep"),
     ("array", b"[1, 2, 3]", r"is not a game log written by trash_env.play"),
-    ("huge-int", b'{"format": "trash_env.play/1", "seed": ' + b"9" * 5000 + b"}",
-     r"is not a game log \(not JSON: "),
+    (
+        "huge-int",
+        b'{"format": "trash_env.play/1", "seed": ' + b"9" * 5000 + b"}",
+        r"is not a game log \(not JSON: ",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("content", "message"), [r[1:] for r in RAW_REPLAYS],
-                         ids=[r[0] for r in RAW_REPLAYS])
+@pytest.mark.parametrize(
+    ("content", "message"), [r[1:] for r in RAW_REPLAYS], ids=[r[0] for r in RAW_REPLAYS]
+)
 def test_malformed_replay_files_exit_2(tmp_path, capsys, content, message):
     import re
 

@@ -36,15 +36,28 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def network(players: int = 2, hidden: tuple[int, ...] = (8,)) -> dict:
-    return {"kind": "mlp", "inputs": observation_size(players), "hidden": list(hidden),
-            "value_hidden": list(hidden), "activation": "tanh", "actions": 13}
+    return {
+        "kind": "mlp",
+        "inputs": observation_size(players),
+        "hidden": list(hidden),
+        "value_hidden": list(hidden),
+        "activation": "tanh",
+        "actions": 13,
+    }
 
 
 def sidecar(players: int = 2, **changes) -> dict:
-    data = {"format": "trash-env-policy", "obs_version": OBS_VERSION,
-            "observation_size": observation_size(players), "num_players": players,
-            "rules": Rules(num_players=players).to_dict(), "network": network(players),
-            "algorithm": "MaskablePPO", "timesteps": 10, "seed": 0}
+    data = {
+        "format": "trash-env-policy",
+        "obs_version": OBS_VERSION,
+        "observation_size": observation_size(players),
+        "num_players": players,
+        "rules": Rules(num_players=players).to_dict(),
+        "network": network(players),
+        "algorithm": "MaskablePPO",
+        "timesteps": 10,
+        "seed": 0,
+    }
     data.update(changes)
     return data
 
@@ -70,8 +83,12 @@ def header_file(path: Path, header: bytes, data: bytes = b"") -> Path:
 
 
 def good_file(path: Path) -> Path:
-    write_policy(path, tensors(), network(), {k: v for k, v in sidecar().items()
-                                              if k not in ("format", "network")})
+    write_policy(
+        path,
+        tensors(),
+        network(),
+        {k: v for k, v in sidecar().items() if k not in ("format", "network")},
+    )
     return path
 
 
@@ -121,13 +138,18 @@ def _entry_points(tmp_path: Path, evil: str) -> dict:
         return evaluate_cli.main(["--agents", evil, "random", "--games", "2", "--no-progress"])
 
     def train_py(*flags):
-        return lambda: train.main(["--out", str(tmp_path / "o.safetensors"), "--no-progress",
-                                   *flags])
+        return lambda: train.main(
+            ["--out", str(tmp_path / "o.safetensors"), "--no-progress", *flags]
+        )
 
     def play():
         return subprocess.run(
             [sys.executable, "-m", "agents.play", "--opponents", evil, "--seed", "1"],
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
         )
 
     return {
@@ -149,8 +171,7 @@ def test_a_crafted_pickle_runs_no_code_through_any_entry_point(tmp_path, marker,
     evil = evil_zip(tmp_path / "evil.zip", marker)
     if suffix != ".zip":  # the same bytes under the names the loaders do accept
         renamed = evil.with_suffix(suffix)
-        renamed.write_bytes(pickle.dumps(Evil(marker)) if suffix == ".ckpt"
-                            else evil.read_bytes())
+        renamed.write_bytes(pickle.dumps(Evil(marker)) if suffix == ".ckpt" else evil.read_bytes())
         evil = renamed
     run = _entry_points(tmp_path, str(evil))[entry]
     try:
@@ -205,8 +226,9 @@ def _with_sidecar(**changes):
 
 
 def _with_network(**changes):
-    return lambda path: raw_file(path, tensors(), json.dumps(
-        sidecar(network={**network(), **changes})))
+    return lambda path: raw_file(
+        path, tensors(), json.dumps(sidecar(network={**network(), **changes}))
+    )
 
 
 def _deep(levels: int) -> str:
@@ -221,36 +243,50 @@ FILE_CASES = {
     "bytes after the tensors": (_padded, "truncated or padded"),
     "header longer than the file": (
         lambda p: (p.write_bytes(struct.pack("<Q", 10**6) + b"{}"), p)[1],
-        "not a safetensors file or is truncated"),
-    "huge header": (lambda p: header_file(p, b" " * (MAX_HEADER_BYTES + 1)),
-                    "not a safetensors file or is truncated"),
+        "not a safetensors file or is truncated",
+    ),
+    "huge header": (
+        lambda p: header_file(p, b" " * (MAX_HEADER_BYTES + 1)),
+        "not a safetensors file or is truncated",
+    ),
     "header not JSON": (lambda p: header_file(p, b"{nope"), "not valid JSON"),
     "header not UTF-8": (lambda p: header_file(p, b"\xff\xfe{}"), "not UTF-8"),
-    "deeply nested header": (lambda p: header_file(p, _deep(100_000).encode()),
-                             "nested deeper than 16"),
+    "deeply nested header": (
+        lambda p: header_file(p, _deep(100_000).encode()),
+        "nested deeper than 16",
+    ),
     "header a list": (lambda p: header_file(p, b"[1, 2]"), "not a JSON object"),
-    "no sidecar in the metadata": (lambda p: raw_file(p, tensors(), None),
-                                   "no trash-env sidecar"),
+    "no sidecar in the metadata": (lambda p: raw_file(p, tensors(), None), "no trash-env sidecar"),
     "sidecar not JSON": (lambda p: raw_file(p, tensors(), "{oops"), "not valid JSON"),
-    "deeply nested sidecar": (lambda p: raw_file(p, tensors(), json.dumps(
-        {**sidecar(), "extra": json.loads(_deep(40))})), "nested deeper than 16"),
-    "huge sidecar": (lambda p: raw_file(p, tensors(), json.dumps(
-        {**sidecar(), "pad": "x" * (MAX_HEADER_BYTES + 10)})),
-        "not a safetensors file or is truncated"),
-    "NaN in the sidecar": (lambda p: raw_file(p, tensors(), json.dumps(sidecar()).replace(
-        '"timesteps": 10', '"timesteps": NaN')), "not valid JSON"),
-    "another format": (_with_sidecar(format="something-else"),
-                       "not a trash-env policy sidecar"),
-    "old observation version": (_with_sidecar(obs_version=OBS_VERSION - 1),
-                                "observation version"),
+    "deeply nested sidecar": (
+        lambda p: raw_file(p, tensors(), json.dumps({**sidecar(), "extra": json.loads(_deep(40))})),
+        "nested deeper than 16",
+    ),
+    "huge sidecar": (
+        lambda p: raw_file(
+            p, tensors(), json.dumps({**sidecar(), "pad": "x" * (MAX_HEADER_BYTES + 10)})
+        ),
+        "not a safetensors file or is truncated",
+    ),
+    "NaN in the sidecar": (
+        lambda p: raw_file(
+            p, tensors(), json.dumps(sidecar()).replace('"timesteps": 10', '"timesteps": NaN')
+        ),
+        "not valid JSON",
+    ),
+    "another format": (_with_sidecar(format="something-else"), "not a trash-env policy sidecar"),
+    "old observation version": (_with_sidecar(obs_version=OBS_VERSION - 1), "observation version"),
     "seven players": (_with_sidecar(num_players=7), "num_players must be an integer from 2 to 6"),
     "players as text": (_with_sidecar(num_players="2"), "num_players must be an integer"),
-    "observation size of another table": (_with_sidecar(observation_size=observation_size(3)),
-                                          "does not match num_players"),
-    "rules for another table": (_with_sidecar(rules=Rules(num_players=3).to_dict()),
-                                "rules are for 3 players"),
-    "impossible rules": (_with_sidecar(rules={**Rules().to_dict(), "start_size": 99}),
-                         "rules:"),
+    "observation size of another table": (
+        _with_sidecar(observation_size=observation_size(3)),
+        "does not match num_players",
+    ),
+    "rules for another table": (
+        _with_sidecar(rules=Rules(num_players=3).to_dict()),
+        "rules are for 3 players",
+    ),
+    "impossible rules": (_with_sidecar(rules={**Rules().to_dict(), "start_size": 99}), "rules:"),
     "rules not an object": (_with_sidecar(rules=[1, 2]), "rules must be a JSON object"),
     "negative timesteps": (_with_sidecar(timesteps=-5), "timesteps must be an integer"),
     "no network": (_with_sidecar(network=None), "network must be a JSON object"),
@@ -259,28 +295,52 @@ FILE_CASES = {
     "network with 12 actions": (_with_network(actions=12), "actions must be 13"),
     "absurd layer width": (_with_network(hidden=[10**6]), "layer sizes from 1 to 4096"),
     "too many layers": (_with_network(hidden=[4] * 50), "at most 8 layer sizes"),
-    "missing tensor": (lambda p: raw_file(p, {k: v for k, v in tensors().items()
-                                              if k != "action_net.bias"},
-                                          json.dumps(sidecar())),
-                       "missing tensor(s) action_net.bias"),
-    "extra tensor": (lambda p: raw_file(p, {**tensors(), "backdoor": np.zeros(3, np.float32)},
-                                        json.dumps(sidecar())), "does not have: backdoor"),
-    "float64 tensors": (lambda p: raw_file(p, {k: v.astype(np.float64)
-                                               for k, v in tensors().items()},
-                                           json.dumps(sidecar())), "must be float32 (F32)"),
-    "int tensors": (lambda p: raw_file(p, {k: v.astype(np.int32) for k, v in tensors().items()},
-                                       json.dumps(sidecar())), "must be float32"),
-    "tensor of the wrong shape": (lambda p: raw_file(p, {**tensors(), "action_net.bias":
-                                                         np.zeros(12, np.float32)},
-                                                     json.dumps(sidecar())),
-                                  "action_net.bias has shape [12]"),
-    "tensors of a wider network": (lambda p: raw_file(p, tensors(network(hidden=(16,))),
-                                                      json.dumps(sidecar())), "has shape"),
-    "NaN weights": (lambda p: raw_file(p, {**tensors(), "action_net.bias":
-                                           np.full(13, np.nan, np.float32)},
-                                       json.dumps(sidecar())), "NaN or infinite"),
-    "a pickle named .safetensors": (lambda p: (p.write_bytes(pickle.dumps({"a": 1})), p)[1],
-                                    "not a safetensors file or is truncated"),
+    "missing tensor": (
+        lambda p: raw_file(
+            p, {k: v for k, v in tensors().items() if k != "action_net.bias"}, json.dumps(sidecar())
+        ),
+        "missing tensor(s) action_net.bias",
+    ),
+    "extra tensor": (
+        lambda p: raw_file(
+            p, {**tensors(), "backdoor": np.zeros(3, np.float32)}, json.dumps(sidecar())
+        ),
+        "does not have: backdoor",
+    ),
+    "float64 tensors": (
+        lambda p: raw_file(
+            p, {k: v.astype(np.float64) for k, v in tensors().items()}, json.dumps(sidecar())
+        ),
+        "must be float32 (F32)",
+    ),
+    "int tensors": (
+        lambda p: raw_file(
+            p, {k: v.astype(np.int32) for k, v in tensors().items()}, json.dumps(sidecar())
+        ),
+        "must be float32",
+    ),
+    "tensor of the wrong shape": (
+        lambda p: raw_file(
+            p, {**tensors(), "action_net.bias": np.zeros(12, np.float32)}, json.dumps(sidecar())
+        ),
+        "action_net.bias has shape [12]",
+    ),
+    "tensors of a wider network": (
+        lambda p: raw_file(p, tensors(network(hidden=(16,))), json.dumps(sidecar())),
+        "has shape",
+    ),
+    "NaN weights": (
+        lambda p: raw_file(
+            p,
+            {**tensors(), "action_net.bias": np.full(13, np.nan, np.float32)},
+            json.dumps(sidecar()),
+        ),
+        "NaN or infinite",
+    ),
+    "a pickle named .safetensors": (
+        lambda p: (p.write_bytes(pickle.dumps({"a": 1})), p)[1],
+        "not a safetensors file or is truncated",
+    ),
 }
 
 
@@ -318,8 +378,9 @@ def test_bad_model_specs(tmp_path, spec, message):
 def test_a_model_for_three_players_refuses_a_two_player_table(tmp_path):
     path = tmp_path / "three.safetensors"
     net = network(3)
-    write_policy(path, tensors(net), net, {"num_players": 3,
-                                           "rules": Rules(num_players=3).to_dict()})
+    write_policy(
+        path, tensors(net), net, {"num_players": 3, "rules": Rules(num_players=3).to_dict()}
+    )
     agent = make_agent(str(path))
     env = TrashSoloEnv()
     obs, info = env.reset(seed=0)
@@ -333,8 +394,11 @@ def test_a_model_for_three_players_refuses_a_two_player_table(tmp_path):
 @pytest.mark.parametrize("field", ["activation", "obs_version", "format"])
 def test_control_characters_from_a_sidecar_never_reach_the_message_raw(tmp_path, field):
     hostile = "\x1b[2J\x1b]0;owned\x07\u202e"
-    changes = ({"network": {**network(), "activation": hostile}} if field == "activation"
-               else {field: hostile})
+    changes = (
+        {"network": {**network(), "activation": hostile}}
+        if field == "activation"
+        else {field: hostile}
+    )
     path = raw_file(tmp_path / "m.safetensors", tensors(), json.dumps(sidecar(**changes)))
     with pytest.raises(ValueError) as caught:
         make_agent(str(path))
@@ -398,8 +462,9 @@ TRAIN_CASES = [
 
 
 @pytest.mark.parametrize(("argv", "message"), TRAIN_CASES)
-def test_train_flags_fail_before_training_naming_the_flag(tmp_path, capsys, monkeypatch, argv,
-                                                          message):
+def test_train_flags_fail_before_training_naming_the_flag(
+    tmp_path, capsys, monkeypatch, argv, message
+):
     (tmp_path / "afile").write_text("a file")
     (tmp_path / "dir.safetensors").mkdir()
     (tmp_path / "empty_dir").mkdir()
@@ -437,8 +502,9 @@ EVALUATE_CASES = [
 
 
 @pytest.mark.parametrize(("argv", "message"), EVALUATE_CASES)
-def test_evaluate_flags_fail_before_playing_naming_the_flag(tmp_path, capsys, monkeypatch, argv,
-                                                            message):
+def test_evaluate_flags_fail_before_playing_naming_the_flag(
+    tmp_path, capsys, monkeypatch, argv, message
+):
     import agents.tournament
 
     (tmp_path / "afile").write_text("a file")

@@ -35,8 +35,13 @@ VARIANTS = [
     dict(num_players=2, wilds="none", losers_reveal=True, free_draws=3, call_trash=True),
     dict(num_players=3, start_size=4, max_deals=3, call_trash=True),
 ]
-BOTS = ["random", "greedy", "counting", "search:rollouts=4",
-        "search:rollouts=2,horizon=game,policy=counting"]
+BOTS = [
+    "random",
+    "greedy",
+    "counting",
+    "search:rollouts=4",
+    "search:rollouts=2,horizon=game,policy=counting",
+]
 
 
 class Checked(Agent):
@@ -125,13 +130,20 @@ def test_greedy_swaps_and_puts_a_wild_on_the_highest_face_down_slot():
 
 def _supply(g: Game, player: int, rank: int) -> float:
     """The counting rule, recomputed here from the game's public parts."""
-    visible = sum(
-        1 for p in range(g.num_players) for s in range(10) if g.state[p][s] in (NATURAL, WILD_UP)
-        and g.layout[p][s] == rank
-    ) + g.discard.count(rank) + (g.held == rank)
+    visible = (
+        sum(
+            1
+            for p in range(g.num_players)
+            for s in range(10)
+            if g.state[p][s] in (NATURAL, WILD_UP) and g.layout[p][s] == rank
+        )
+        + g.discard.count(rank)
+        + (g.held == rank)
+    )
     hidden = g.totals[rank] - visible
     rivals = sum(
-        1 for p in range(g.num_players)
+        1
+        for p in range(g.num_players)
         if p != player and rank <= g.sizes[p] and g.state[p][rank - 1] in (DOWN, WILD_UP)
     )
     return (hidden + 0.5 * g.discard[:-1].count(rank)) / (1 + rivals)
@@ -168,8 +180,9 @@ def test_greedy_beats_random():
     # lies above 1/2. 400 duplicate deals of one round; measured rate about 0.78.
     report = evaluate(["greedy", "random"], Rules(episode="round"), deals=400, seed=11)
     assert report.head_to_head("greedy", "random")["ci95"][0] > 0.5
-    report = evaluate(["greedy", "random"], Rules(num_players=4, episode="round"), deals=60,
-                      seed=12)
+    report = evaluate(
+        ["greedy", "random"], Rules(num_players=4, episode="round"), deals=60, seed=12
+    )
     assert report.head_to_head("greedy", "random")["ci95"][0] > 0.5
     assert report.agents["greedy"]["ci95"][0] > 0.25  # above par among 4
 
@@ -194,8 +207,13 @@ def test_search_is_deterministic_given_its_seed():
     rules = Rules(episode="round")
     runs = []
     for _ in range(2):
-        game_ = play_game(rules, [make_agent("search:rollouts=6"), make_agent("greedy")],
-                          seed=5, first_player=0, agent_seeds=[9, 0])
+        game_ = play_game(
+            rules,
+            [make_agent("search:rollouts=6"), make_agent("greedy")],
+            seed=5,
+            first_player=0,
+            agent_seeds=[9, 0],
+        )
         runs.append([tuple(e) for e in game_.events])
     assert runs[0] == runs[1]
 
@@ -203,8 +221,11 @@ def test_search_is_deterministic_given_its_seed():
 def _search_states(count: int) -> list[Game]:
     """Mid-game states where the search bot really searches, across variants."""
     states = []
-    variants = [dict(num_players=2), dict(num_players=3, jokers=True),
-                dict(num_players=4, wilds="faces", losers_reveal=True)]
+    variants = [
+        dict(num_players=2),
+        dict(num_players=3, jokers=True),
+        dict(num_players=4, wilds="faces", losers_reveal=True),
+    ]
     seed = 0
     while len(states) < count:
         rules = Rules(**variants[seed % len(variants)])
@@ -265,8 +286,12 @@ def _decisions(bot_cls, states, twins) -> tuple[list, list]:
             bot = bot_cls(seed=100 + k, rollouts=12)
             view = _view(target)
             legal = view.legal_actions()
-            out.append((bot.act(None, action_mask(target, target.current), view),
-                        bot_cls(seed=100 + k, rollouts=12).action_samples(view, legal)))
+            out.append(
+                (
+                    bot.act(None, action_mask(target, target.current), view),
+                    bot_cls(seed=100 + k, rollouts=12).action_samples(view, legal),
+                )
+            )
     return same, other
 
 

@@ -78,8 +78,15 @@ def targets(path: Path) -> list[str]:
 
 def test_the_pages_are_found_and_have_links():
     names = {p.relative_to(ROOT).as_posix() for p in PAGES}
-    assert {"README.md", "docs/rules.md", "docs/environment.md", "docs/agents.md",
-            "docs/training.md", "docs/pretrained.md", "docs/benchmarks.md"} <= names
+    assert {
+        "README.md",
+        "docs/rules.md",
+        "docs/environment.md",
+        "docs/agents.md",
+        "docs/training.md",
+        "docs/pretrained.md",
+        "docs/benchmarks.md",
+    } <= names
     readme = targets(ROOT / "README.md")
     assert "docs/rules.md" in readme and "docs/environment.md" in readme
     assert any(t.endswith(".png") for t in readme)  # the learning curve is an image
@@ -126,7 +133,7 @@ def test_the_link_check_catches_what_it_should(tmp_path):
 def test_the_site_nav_lists_every_page_and_the_api_pages_name_real_modules():
     # mkdocs build --strict (.ci/run) checks this too; here it is checked without mkdocs.
     config = (ROOT / "mkdocs.yml").read_text()
-    nav = config[config.index("\nnav:"):]
+    nav = config[config.index("\nnav:") :]
     listed = re.findall(r"^\s*-\s+(?:[^:\n]+:\s+)?(\S+\.md)\s*$", nav, re.M)
     pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
     assert sorted(listed) == pages
@@ -136,8 +143,14 @@ def test_the_site_nav_lists_every_page_and_the_api_pages_name_real_modules():
     for module in modules:
         path = ROOT / module.replace(".", "/")
         assert path.with_suffix(".py").exists() or (path / "__init__.py").exists(), module
-    for module in ("trash_env.engine", "trash_env.env", "trash_env.solo", "trash_env.vector",
-                   "agents.base", "agents.evaluation"):
+    for module in (
+        "trash_env.engine",
+        "trash_env.env",
+        "trash_env.solo",
+        "trash_env.vector",
+        "agents.base",
+        "agents.evaluation",
+    ):
         assert module in modules
 
 
@@ -189,8 +202,15 @@ def code_blocks() -> list[tuple[str, int, str, str, bool]]:
                 while i < len(lines) and lines[i].strip() != fence:
                     i += 1
                 marked = start > 0 and lines[start - 1].strip() == FRAGMENT
-                found.append((path.relative_to(ROOT).as_posix(), start + 1, m.group(2),
-                              "\n".join(lines[start + 1 : i]), marked))
+                found.append(
+                    (
+                        path.relative_to(ROOT).as_posix(),
+                        start + 1,
+                        m.group(2),
+                        "\n".join(lines[start + 1 : i]),
+                        marked,
+                    )
+                )
             i += 1
     return found
 
@@ -225,9 +245,15 @@ def test_python_blocks_run_as_pasted(block, tmp_path):
     (folder / "snippet.py").write_text(body + "\n")
     env = {**os.environ, "MPLBACKEND": "Agg"}
     try:
-        result = subprocess.run([sys.executable, "snippet.py"], cwd=folder, env=env,
-                                capture_output=True, text=True, timeout=SNIPPET_TIMEOUT,
-                                stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            [sys.executable, "snippet.py"],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=SNIPPET_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"{page}:{line}: the block ran for more than {SNIPPET_TIMEOUT} s")
     assert result.returncode == 0, f"{page}:{line} failed:\n{result.stderr[-3000:]}"
@@ -262,13 +288,16 @@ def shell_commands(body: str) -> list[list[str]]:
 
 def test_shell_commands_are_split_as_a_shell_would():
     body = "A=1 python x.py --a 1 \\\n    --b 2   # note\npip install -e '.[test]' && pytest"
-    assert shell_commands(body) == [["python", "x.py", "--a", "1", "--b", "2"],
-                                    ["pip", "install", "-e", ".[test]"], ["pytest"]]
+    assert shell_commands(body) == [
+        ["python", "x.py", "--a", "1", "--b", "2"],
+        ["pip", "install", "-e", ".[test]"],
+        ["pytest"],
+    ]
 
 
 # Run in a subprocess: each command's script or module runs as __main__ until its parser has
 # parsed the arguments, then stops (nothing is trained or played). Prints one line per command.
-_PARSE_ONLY = r'''
+_PARSE_ONLY = r"""
 import argparse, json, runpy, sys
 
 class Parsed(BaseException):
@@ -311,7 +340,7 @@ for kind, target, argv in json.loads(sys.argv[1]):
     except Exception as error:
         outcome = f"{type(error).__name__}: {error}"
     print(json.dumps([target, argv, outcome]), flush=True)
-'''
+"""
 
 
 def _extras() -> set[str]:
@@ -324,18 +353,26 @@ def _extras() -> set[str]:
 
 def _parse_only(runs: list[tuple[str, str, list[str]]], folder: Path) -> list[str]:
     """The outcome of parsing each ``(kind, target, argv)``: "ok", "exit 2", "needs ray"..."""
-    result = subprocess.run([sys.executable, "-c", _PARSE_ONLY, json.dumps(runs)], cwd=folder,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                            text=True, timeout=SNIPPET_TIMEOUT, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [sys.executable, "-c", _PARSE_ONLY, json.dumps(runs)],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=SNIPPET_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
     outcomes = [json.loads(x)[2] for x in result.stdout.splitlines() if x.startswith("[")]
     assert len(outcomes) == len(runs), result.stderr[-3000:]
     return outcomes
 
 
 def test_the_flag_check_refuses_a_flag_the_parser_does_not_know(tmp_path):
-    runs = [("path", str(ROOT / "evaluate.py"), ["--agents", "greedy", "--gmaes", "5"]),
-            ("module", "agents.play", ["--seat", "one"]),
-            ("path", str(ROOT / "evaluate.py"), ["--agents", "greedy", "random"])]
+    runs = [
+        ("path", str(ROOT / "evaluate.py"), ["--agents", "greedy", "--gmaes", "5"]),
+        ("module", "agents.play", ["--seat", "one"]),
+        ("path", str(ROOT / "evaluate.py"), ["--agents", "greedy", "random"]),
+    ]
     assert _parse_only(runs, tmp_path) == ["exit 2", "exit 2", "ok"]
 
 
@@ -364,15 +401,18 @@ def test_shell_blocks_name_real_scripts_and_flags(tmp_path):
                     for extra in re.findall(r"\[([^\]]+)\]", word):
                         unknown = set(extra.split(",")) - extras
                         if unknown:
-                            problems.append(f"{where}: no extra {sorted(unknown)} in "
-                                            "pyproject.toml")
+                            problems.append(
+                                f"{where}: no extra {sorted(unknown)} in pyproject.toml"
+                            )
             elif program not in TOOLS:
                 problems.append(f"{where}: unknown command {program!r}")
     assert not problems, "\n".join(problems)
     if not runs:
         return
     outcomes = _parse_only([(kind, target, argv) for _, kind, target, argv in runs], tmp_path)
-    bad = [f"{where}: {target} {' '.join(argv)}: {outcome}"
-           for (where, _, target, argv), outcome in zip(runs, outcomes, strict=True)
-           if outcome != "ok" and not outcome.startswith("needs ")]
+    bad = [
+        f"{where}: {target} {' '.join(argv)}: {outcome}"
+        for (where, _, target, argv), outcome in zip(runs, outcomes, strict=True)
+        if outcome != "ok" and not outcome.startswith("needs ")
+    ]
     assert not bad, "\n".join(bad)

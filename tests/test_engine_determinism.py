@@ -73,7 +73,6 @@ def test_clone_replays_the_original(seed):
     assert snapshot(c) == snapshot(g)
 
 
-
 @pytest.mark.parametrize("seed", range(10))
 def test_a_pickled_or_copied_game_plays_on_identically(seed):
     # Envs are pickled between processes (SubprocVecEnv) and copied: a Game restores from its
@@ -89,6 +88,7 @@ def test_a_pickled_or_copied_game_plays_on_identically(seed):
         for action in actions:
             c.step(action)
         assert snapshot(c) == snapshot(g)
+
 
 def test_clone_without_events_and_with_pending_stacked_deals():
     # Deal 1: player 0 discards a Queen, player 1 wins at once. Deal 2 is stacked too.

@@ -486,8 +486,11 @@ def test_call_trash_plays_like_the_standard_game_for_agents():
 
 @pytest.mark.parametrize(
     "options",
-    [dict(num_players=3, start_size=3), dict(num_players=2, max_turns=9),
-     dict(num_players=4, start_size=2, episode="round", round_rewards=True)],
+    [
+        dict(num_players=3, start_size=3),
+        dict(num_players=2, max_turns=9),
+        dict(num_players=4, start_size=2, episode="round", round_rewards=True),
+    ],
     ids=["3p", "truncated", "4p-round"],
 )
 def test_infos_have_the_same_keys_types_and_shapes_on_every_step(options):
@@ -501,16 +504,32 @@ def test_infos_have_the_same_keys_types_and_shapes_on_every_step(options):
         e.reset(seed=seed)
         for _agent in e.agent_iter():
             obs, _, term, trunc, info = e.last()
-            signatures.add(tuple(sorted(
-                (k, type(v).__name__, getattr(v, "shape", None), str(getattr(v, "dtype", "")))
-                for k, v in info.items())))
+            signatures.add(
+                tuple(
+                    sorted(
+                        (
+                            k,
+                            type(v).__name__,
+                            getattr(v, "shape", None),
+                            str(getattr(v, "dtype", "")),
+                        )
+                        for k, v in info.items()
+                    )
+                )
+            )
             infos.append(info)
             if term or trunc:
                 e.step(None)
             else:
                 e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    assert signatures == {(("placing", "int", None, ""), ("rounds_won", "int", None, ""),
-                           ("truncated", "bool", None, ""), ("winners", "ndarray", (n,), "int8"))}
+    assert signatures == {
+        (
+            ("placing", "int", None, ""),
+            ("rounds_won", "int", None, ""),
+            ("truncated", "bool", None, ""),
+            ("winners", "ndarray", (n,), "int8"),
+        )
+    }
     stacked = {key: np.stack([i[key] for i in infos]) for key in infos[0]}
     assert stacked["winners"].shape == (len(infos), n)
     assert stacked["placing"].dtype.kind == "i" and stacked["truncated"].dtype == bool

@@ -49,8 +49,13 @@ def test_rule_book_is_inside_the_repository_and_the_readme_links_only_there():
     assert "../shared" not in readme and "/work/shared" not in readme
     assert "(docs/rules.md)" in readme
     rules = (ROOT / "docs" / "rules.md").read_text()
-    for heading in ("## Cards", "## A turn", "## Variants", "## Information",
-                    "## Decisions this implementation takes"):
+    for heading in (
+        "## Cards",
+        "## A turn",
+        "## Variants",
+        "## Information",
+        "## Decisions this implementation takes",
+    ):
         assert heading in rules
     for option in Rules.option_names():  # every option of the engine is in the rule book
         assert f"`{option}" in rules, option
@@ -71,9 +76,21 @@ def test_wheel_ships_py_typed_the_version_and_the_licence(tmp_path):
     for package in ("trash_env", "agents"):
         shutil.copytree(ROOT / package, source / package, ignore=skip)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--wheel-dir", str(tmp_path / "dist"), str(source)],
-        check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     (wheel,) = (tmp_path / "dist").glob("trash_env-*.whl")
     assert wheel.name.startswith(f"trash_env-{trash_env.__version__}-")

@@ -142,7 +142,8 @@ def test_fused_wrapper_path_behaves_like_pettingzoos_chain(options):
                 continue
             fast_outcome, plain_outcome = call(fast, name, *args), call(plain, name, *args)
             assert same(fast_outcome, plain_outcome) or refused_alike(
-                fast_outcome, plain_outcome), (seed, name, args, fast_outcome, plain_outcome)
+                fast_outcome, plain_outcome
+            ), (seed, name, args, fast_outcome, plain_outcome)
             assert same(table(fast), table(plain)), (seed, name, args)
             calls += 1
         # After the end: one more step. PettingZoo's chain warns and drops it; ours refuses

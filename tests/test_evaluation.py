@@ -38,8 +38,11 @@ ROUND = Rules(episode="round")
 
 def test_lineups_cover_every_multiset_or_combination():
     assert lineups(["a", "b"], 2) == [("a", "b")]
-    assert lineups(["a", "b"], 4) == [("a", "a", "a", "b"), ("a", "a", "b", "b"),
-                                       ("a", "b", "b", "b")]
+    assert lineups(["a", "b"], 4) == [
+        ("a", "a", "a", "b"),
+        ("a", "a", "b", "b"),
+        ("a", "b", "b", "b"),
+    ]
     ups = lineups(["a", "b", "c"], 4)
     assert len(ups) == 3 and all(set(u) == {"a", "b", "c"} and len(u) == 4 for u in ups)
     assert lineups(["a", "b", "c"], 2) == [("a", "b"), ("a", "c"), ("b", "c")]
@@ -106,8 +109,9 @@ def test_wilson_interval_has_its_coverage():
 
 
 def test_report_figures_add_up():
-    report = evaluate(["greedy", "random", "counting"], Rules(num_players=4, episode="round"),
-                      games=40, seed=2)
+    report = evaluate(
+        ["greedy", "random", "counting"], Rules(num_players=4, episode="round"), games=40, seed=2
+    )
     # 3 line-ups (one spec doubled each) x 4 rotations = 12 games per deal; 40 -> 4 deals.
     assert report.deals == 4 and report.games == 48
     data = report.to_json()
@@ -142,8 +146,7 @@ def test_workers_do_not_change_the_numbers():
 
 def test_whole_games_and_progress():
     seen = []
-    report = evaluate(["greedy", "random"], Rules(), games=6, seed=1, progress=seen.append,
-                      chunk=1)
+    report = evaluate(["greedy", "random"], Rules(), games=6, seed=1, progress=seen.append, chunk=1)
     assert report.games == 6 and seen == [2, 4, 6]
     assert report.summary["mean_rounds"] > 5  # whole games: many deals each
     assert report.head_to_head("greedy", "random")["rate"] > 0.5
@@ -186,9 +189,29 @@ def test_evaluate_errors_are_clear(kwargs, message):
 
 def test_cli_writes_json_csv_png(tmp_path, capsys):
     out = tmp_path / "r"
-    code = cli.main(["--agents", "greedy", "random", "--games", "8", "--episode", "round",
-                     "--wilds", "kings", "--jokers", "--seed", "3", "--no-progress",
-                     "--json", f"{out}.json", "--csv", f"{out}.csv", "--png", f"{out}.png"])
+    code = cli.main(
+        [
+            "--agents",
+            "greedy",
+            "random",
+            "--games",
+            "8",
+            "--episode",
+            "round",
+            "--wilds",
+            "kings",
+            "--jokers",
+            "--seed",
+            "3",
+            "--no-progress",
+            "--json",
+            f"{out}.json",
+            "--csv",
+            f"{out}.csv",
+            "--png",
+            f"{out}.png",
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "4 deals x 2 games per deal = 8 games" in text and "greedy" in text
@@ -219,8 +242,13 @@ def test_cli_errors_exit_2_with_the_reason(argv, message, capsys):
 
 
 def test_permutation_seatings_play_every_seat_order():
-    report = evaluate(["greedy", "counting", "random"], Rules(num_players=3, episode="round"),
-                      deals=2, seatings="permutations", keep_results=True)
+    report = evaluate(
+        ["greedy", "counting", "random"],
+        Rules(num_players=3, episode="round"),
+        deals=2,
+        seatings="permutations",
+        keep_results=True,
+    )
     assert report.games == 12 and report.to_json()["games_per_deal"] == 6
     orders = {res.seats for res in report.results if res.deal == 0}
     assert len(orders) == 6
@@ -294,25 +322,31 @@ def _run_script(tmp_path: Path, body: str, timeout: float = 90) -> subprocess.Co
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(body))
     try:
-        return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                              timeout=timeout, cwd=ROOT)
+        return subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        )
     except subprocess.TimeoutExpired:  # the old multiprocessing.Pool respawned forever
         pytest.fail(f"the script hung for {timeout} s instead of failing")
 
 
 def test_evaluate_from_a_script_without_main_guard_fails_clearly_instead_of_hanging(tmp_path):
-    result = _run_script(tmp_path, """
+    result = _run_script(
+        tmp_path,
+        """
         from agents.evaluation import evaluate
         evaluate(["random", "greedy"], deals=4, workers=2)
         print("finished")
-    """)
+    """,
+    )
     assert result.returncode != 0 and "finished" not in result.stdout
     assert "a worker process died" in result.stderr
     assert 'if __name__ == "__main__":' in result.stderr
 
 
 def test_a_worker_that_crashes_ends_the_evaluation_with_a_clear_error(tmp_path):
-    result = _run_script(tmp_path, """
+    result = _run_script(
+        tmp_path,
+        """
         import os
         from agents.base import Agent, register_agent
         from agents.evaluation import evaluate
@@ -329,7 +363,8 @@ def test_a_worker_that_crashes_ends_the_evaluation_with_a_clear_error(tmp_path):
                 evaluate(["crash", "random"], deals=8, workers=2)
             except RuntimeError as error:
                 print("RuntimeError:", error)
-    """)
+    """,
+    )
     assert result.returncode == 0, result.stderr
     assert "RuntimeError: evaluate(): a worker process died" in result.stdout
 
@@ -352,8 +387,7 @@ def test_a_worker_that_crashes_ends_the_evaluation_with_a_clear_error(tmp_path):
         (["--workers", "1000"], "--workers must be an integer from 1 to 256"),
     ],
 )
-def test_cli_checks_outputs_and_bounds_before_playing(argv, message, tmp_path, capsys,
-                                                      monkeypatch):
+def test_cli_checks_outputs_and_bounds_before_playing(argv, message, tmp_path, capsys, monkeypatch):
     import os
 
     (tmp_path / "file.txt").write_text("a file")
@@ -387,9 +421,28 @@ def test_report_names_from_paths_are_printed_without_control_characters(tmp_path
 
 def test_outputs_go_into_directories_that_do_not_exist_yet(tmp_path):
     out = tmp_path / "new" / "dir"
-    assert cli.main(["--agents", "greedy", "random", "--games", "2", "--episode", "round",
-                     "--no-progress", "--quiet", "--json", f"{out}/r.json", "--csv",
-                     f"{out}/r.csv", "--png", f"{out}/r.png"]) == 0
+    assert (
+        cli.main(
+            [
+                "--agents",
+                "greedy",
+                "random",
+                "--games",
+                "2",
+                "--episode",
+                "round",
+                "--no-progress",
+                "--quiet",
+                "--json",
+                f"{out}/r.json",
+                "--csv",
+                f"{out}/r.csv",
+                "--png",
+                f"{out}/r.png",
+            ]
+        )
+        == 0
+    )
     assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.json", "r.png"]
 
 
@@ -440,9 +493,23 @@ def _wait(condition, what: str, timeout: float = 120.0) -> None:
 def _start_evaluation() -> subprocess.Popen:
     """evaluate.py with 2 workers, long enough never to finish, in its own session."""
     process = subprocess.Popen(
-        [sys.executable, "evaluate.py", "--agents", "greedy", "random", "--games", "2000000",
-         "--workers", "2", "--no-progress", "--quiet"],
-        cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "evaluate.py",
+            "--agents",
+            "greedy",
+            "random",
+            "--games",
+            "2000000",
+            "--workers",
+            "2",
+            "--no-progress",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     # The parent, the resource tracker and both workers exist.
@@ -467,8 +534,10 @@ def test_an_interrupted_or_killed_evaluation_leaves_no_process_and_says_one_line
     if how == "SIGKILL":  # nothing to say: the workers notice their parent is gone
         assert process.returncode == -signal.SIGKILL
         return
-    expected = {"SIGTERM": (143, "python evaluate.py: terminated"),
-                "Ctrl-C": (130, "python evaluate.py: interrupted")}[how]
+    expected = {
+        "SIGTERM": (143, "python evaluate.py: terminated"),
+        "Ctrl-C": (130, "python evaluate.py: interrupted"),
+    }[how]
     assert (process.returncode, err.strip()) == expected, err
 
 
@@ -482,17 +551,32 @@ def test_results_stream_into_the_statistics_instead_of_piling_up():
 
     for workers in (1, 2):
         alive.clear()
-        report = evaluate(["random", "random:"], Rules(episode="round", start_size=2),
-                          deals=300, chunk=5, workers=workers, progress=count)
+        report = evaluate(
+            ["random", "random:"],
+            Rules(episode="round", start_size=2),
+            deals=300,
+            chunk=5,
+            workers=workers,
+            progress=count,
+        )
         assert report.games == 600 and report.results is None
         assert len(alive) == 60
         # At most the chunks in flight: 2 per worker, plus the one being counted.
         assert max(alive) <= (2 * workers + 1) * 5 * 2, alive
-    kept = evaluate(["random", "random:"], Rules(episode="round", start_size=2), deals=30,
-                    keep_results=True)
+    kept = evaluate(
+        ["random", "random:"], Rules(episode="round", start_size=2), deals=30, keep_results=True
+    )
     assert len(kept.results) == kept.games == 60
-    assert kept.to_json() == evaluate(["random", "random:"], Rules(episode="round",
-                                      start_size=2), deals=30, workers=2, chunk=3).to_json()
+    assert (
+        kept.to_json()
+        == evaluate(
+            ["random", "random:"],
+            Rules(episode="round", start_size=2),
+            deals=30,
+            workers=2,
+            chunk=3,
+        ).to_json()
+    )
 
 
 # ---------------------------------------------------------------------------- saved games
@@ -528,8 +612,9 @@ def test_saved_games_are_game_logs_that_validate_replay_and_rebuild_every_card(t
         assert "won" in out.getvalue()
     deals = {e["deal_seed"] for e in saved["index"]}
     assert len(deals) == 2  # one seed per duplicate deal, shared by its 6 games
-    again = evaluate(["greedy", "random"], rules, deals=2, seed=3, workers=2,
-                     save_games=tmp_path / "again")
+    again = evaluate(
+        ["greedy", "random"], rules, deals=2, seed=3, workers=2, save_games=tmp_path / "again"
+    )
     assert again.to_json()["games"]["index"] == saved["index"]
     for entry in saved["index"]:
         first = json.loads((folder / entry["file"]).read_text())
@@ -545,11 +630,37 @@ def test_saving_games_is_bounded_and_checked_before_playing(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match="exists and is not a folder"):
         evaluate(["greedy", "random"], games=2, save_games=tmp_path / "file")
-    assert cli.main(["--agents", "greedy", "random", "--save-games", str(tmp_path / "file"),
-                     "--no-progress", "--quiet"]) == 2
+    assert (
+        cli.main(
+            [
+                "--agents",
+                "greedy",
+                "random",
+                "--save-games",
+                str(tmp_path / "file"),
+                "--no-progress",
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert "--save-games" in capsys.readouterr().err
-    assert cli.main(["--agents", "greedy", "random", "--sizes", "3", "--save-games",
-                     str(tmp_path / "s"), "--no-progress", "--quiet"]) == 2
+    assert (
+        cli.main(
+            [
+                "--agents",
+                "greedy",
+                "random",
+                "--sizes",
+                "3",
+                "--save-games",
+                str(tmp_path / "s"),
+                "--no-progress",
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert "cannot be combined with --sizes" in capsys.readouterr().err
 
 
@@ -559,8 +670,7 @@ def test_ratings_that_cannot_be_told_apart_share_a_rank():
     # The README's case: 24.93 against 24.88 at sigma 0.8 says nothing about who is better.
     ranks = rating_ranks({"a": (24.93, 0.8), "b": (24.88, 0.8), "c": (20.0, 0.8)})
     assert ranks == {"a": (1, True), "b": (1, True), "c": (3, False)}
-    assert rating_ranks({"a": (30.0, 0.8), "b": (20.0, 0.8)}) == {"a": (1, False),
-                                                                    "b": (2, False)}
+    assert rating_ranks({"a": (30.0, 0.8), "b": (20.0, 0.8)}) == {"a": (1, False), "b": (2, False)}
     # Overlapping neighbours, separated ends: each sits below only what is clearly above it.
     chain = rating_ranks({"a": (30.0, 1.0), "b": (27.0, 1.0), "c": (24.0, 1.0)})
     assert chain == {"a": (1, True), "b": (1, True), "c": (2, False)}
@@ -568,8 +678,9 @@ def test_ratings_that_cannot_be_told_apart_share_a_rank():
 
 def test_the_table_shows_each_ratings_interval_and_its_shared_rank():
     # greedy and counting play alike without wilds: their ratings cannot be told apart.
-    report = evaluate(["greedy", "counting", "random"], Rules(wilds="none", episode="round"),
-                      deals=50, seed=0)
+    report = evaluate(
+        ["greedy", "counting", "random"], Rules(wilds="none", episode="round"), deals=50, seed=0
+    )
     rows = {line.split()[0]: line for line in report.table().splitlines()[4:7]}
     for spec in ("greedy", "counting"):
         rating = report.agents[spec]["rating"]

@@ -34,7 +34,11 @@ def _run(script: str, *args: str, timeout: float = 900) -> dict:
     env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / script), *args],
-        capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=env,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     last = [line for line in done.stdout.splitlines() if line.startswith("{")][-1]
@@ -50,8 +54,17 @@ def test_cleanrl_ppo():
 
 def test_rllib_ppo_two_env_runners():
     _needs("ray.rllib", "torch")
-    out = _run("rllib_ppo.py", "--iterations", "1", "--batch", "400", "--env-runners", "2",
-               "--episode", "round")
+    out = _run(
+        "rllib_ppo.py",
+        "--iterations",
+        "1",
+        "--batch",
+        "400",
+        "--env-runners",
+        "2",
+        "--episode",
+        "round",
+    )
     assert out["env_runners"] == 2 and out["env_steps"] >= 400
     assert out["games"] >= 1  # the illegal-move counter saw finished games
     assert out["illegal_moves"] == 0

@@ -25,10 +25,10 @@ def test_a_discard_that_fits_an_open_slot_lights_its_feature():
     g = game([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]], stock=[5])
     assert g.current == 1 and g.discard == [5] and g.held < 0
     slot5 = (5 - 1) * 4
-    mine = PairFeatures(2)(encode_observation(g, 1))[observation_size(2):]
+    mine = PairFeatures(2)(encode_observation(g, 1))[observation_size(2) :]
     assert mine[slot5 + DOWN] == 1.0 and mine[:40].sum() == 1.0  # fits: slot 5 is open
     assert mine[40:].sum() == 0.0  # no card in hand, a 5 is not wild
-    theirs = PairFeatures(2)(encode_observation(g, 0))[observation_size(2):]
+    theirs = PairFeatures(2)(encode_observation(g, 0))[observation_size(2) :]
     assert theirs[slot5 + NATURAL] == 1.0 and theirs[slot5 + DOWN] == 0.0  # slot 5 is done
 
 
@@ -59,20 +59,36 @@ def test_a_model_with_pairs_saves_loads_and_acts_as_trained(tmp_path):
     from sb3_contrib import MaskablePPO
 
     env = TrashSoloEnv()
-    model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu", n_steps=64,
-                        policy_kwargs={"net_arch": [16],
-                                       "features_extractor_class": torch_extractor()})
-    path = save_sb3_policy(model, tmp_path / "pairs.safetensors", {
-        "num_players": 2, "rules": Rules().to_dict(), "algorithm": "MaskablePPO",
-        "timesteps": 0, "seed": 0})
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        seed=0,
+        device="cpu",
+        n_steps=64,
+        policy_kwargs={"net_arch": [16], "features_extractor_class": torch_extractor()},
+    )
+    path = save_sb3_policy(
+        model,
+        tmp_path / "pairs.safetensors",
+        {
+            "num_players": 2,
+            "rules": Rules().to_dict(),
+            "algorithm": "MaskablePPO",
+            "timesteps": 0,
+            "seed": 0,
+        },
+    )
     sidecar = json.loads(path.with_suffix(".json").read_text())
     assert sidecar["network"]["features"] == "pairs"
     agent = load_policy_agent(str(path))
     obs, _ = env.reset(seed=0)
     for _ in range(50):
         with torch.no_grad():
-            expected = model.policy.get_distribution(
-                torch.as_tensor(obs[None])).distribution.logits[0].numpy()
+            expected = (
+                model.policy.get_distribution(torch.as_tensor(obs[None]))
+                .distribution.logits[0]
+                .numpy()
+            )
         logits = agent.logits(obs)
         assert np.allclose(logits - logits.max(), expected - expected.max(), atol=1e-5)
         legal = np.flatnonzero(env.action_masks())
@@ -89,8 +105,14 @@ def test_an_unknown_features_name_is_refused_naming_the_choices(tmp_path):
     path = tmp_path / "m.safetensors"
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO("MlpPolicy", TrashSoloEnv(), seed=0, device="cpu", n_steps=64,
-                        policy_kwargs={"net_arch": [8]})
+    model = MaskablePPO(
+        "MlpPolicy",
+        TrashSoloEnv(),
+        seed=0,
+        device="cpu",
+        n_steps=64,
+        policy_kwargs={"net_arch": [8]},
+    )
     save_sb3_policy(model, path, {"num_players": 2, "rules": Rules().to_dict()})
     sidecar = json.loads(path.with_suffix(".json").read_text())
     assert sidecar["network"]["features"] == "obs"

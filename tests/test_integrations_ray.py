@@ -29,16 +29,35 @@ def test_report_identical_to_local_backend(local_ray):
     assert len(remote.results) == local.games > 0
     assert remote.results == local.results  # every game, in deal order
     assert remote.to_json() == local.to_json()
-    other_seed = evaluate(["greedy", "random", "counting"], rules, workers=2, backend="ray",
-                          games=60, seed=6, chunk=2, keep_results=True)
+    other_seed = evaluate(
+        ["greedy", "random", "counting"],
+        rules,
+        workers=2,
+        backend="ray",
+        games=60,
+        seed=6,
+        chunk=2,
+        keep_results=True,
+    )
     assert other_seed.results != local.results  # the comparison can tell seeds apart
 
 
 def test_cli_json_identical(local_ray, tmp_path):
     from agents import evaluate_cli as cli
 
-    args = ["--agents", "greedy", "random", "--games", "40", "--seed", "3", "--quiet",
-            "--no-progress", "--workers", "2"]
+    args = [
+        "--agents",
+        "greedy",
+        "random",
+        "--games",
+        "40",
+        "--seed",
+        "3",
+        "--quiet",
+        "--no-progress",
+        "--workers",
+        "2",
+    ]
     assert cli.main([*args, "--json", str(tmp_path / "local.json")]) == 0
     assert cli.main([*args, "--backend", "ray", "--json", str(tmp_path / "ray.json")]) == 0
     local = json.loads((tmp_path / "local.json").read_text())

@@ -21,8 +21,9 @@ from trash_env.integrations.tianshou import make_env  # noqa: E402
 def test_collector_buffers_whole_games_with_masks():
     probe = make_env(episode="round")
     algorithm = MultiAgentOffPolicyAlgorithm(
-        algorithms=[MARLRandomDiscreteMaskedOffPolicyAlgorithm(probe.action_space)
-                    for _ in range(2)],
+        algorithms=[
+            MARLRandomDiscreteMaskedOffPolicyAlgorithm(probe.action_space) for _ in range(2)
+        ],
         env=probe,
     )
     envs = DummyVectorEnv([lambda: make_env(episode="round") for _ in range(2)])

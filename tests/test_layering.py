@@ -73,8 +73,10 @@ def top(name: str) -> str:
 def test_the_checker_sees_function_local_and_relative_imports(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     probe = tmp_path / "pkg" / "probe.py"
-    probe.write_text("def f():\n    from agents.base import Agent\n    import agents.search\n"
-                     "from . import sibling\nimport importlib\nimportlib.import_module('agents')\n")
+    probe.write_text(
+        "def f():\n    from agents.base import Agent\n    import agents.search\n"
+        "from . import sibling\nimport importlib\nimportlib.import_module('agents')\n"
+    )
     global ROOT
     saved, ROOT = ROOT, tmp_path
     try:
@@ -97,6 +99,7 @@ def test_trash_env_never_imports_agents() -> None:
 
 def test_no_import_cycle_between_packages() -> None:
     """The package graph (trash_env, its subpackages, agents) is acyclic."""
+
     def unit(name: str) -> str:
         parts = name.split(".")
         if parts[0] == "trash_env" and len(parts) > 1 and (ROOT / parts[0] / parts[1]).is_dir():
@@ -115,7 +118,7 @@ def test_no_import_cycle_between_packages() -> None:
 
     def cycle_from(node: str, path: list[str]) -> list[str] | None:
         if node in path:
-            return path[path.index(node):] + [node]
+            return path[path.index(node) :] + [node]
         for nxt in sorted(edges.get(node, ())):
             found = cycle_from(nxt, path + [node])
             if found:
@@ -220,7 +223,8 @@ def test_no_import_cycle_between_modules() -> None:
 
 
 PRIVATE = {
-    name for name in set(Game.__slots__) | set(vars(Game))
+    name
+    for name in set(Game.__slots__) | set(vars(Game))
     if name.startswith("_") and not name.startswith("__")
 }
 
@@ -248,8 +252,14 @@ def test_only_the_engine_reads_private_game_names() -> None:
 def run(code: str, env_path: str = "") -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env_path]))
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def entry_points_table() -> dict[str, str]:
@@ -265,10 +275,12 @@ def test_entry_points_register_the_builtin_bots_without_importing_agents(tmp_pat
     assert {"random", "greedy", "counting", "search", "human", "pretrained"} <= set(table)
     info = tmp_path / "trash_env_agents_probe-0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: trash-env-agents-probe\n"
-                                   "Version: 0\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: trash-env-agents-probe\nVersion: 0\n"
+    )
     (info / "entry_points.txt").write_text(
-        "[trash_env.agents]\n" + "".join(f"{k} = {v}\n" for k, v in table.items()))
+        "[trash_env.agents]\n" + "".join(f"{k} = {v}\n" for k, v in table.items())
+    )
     result = run(
         """
         import sys

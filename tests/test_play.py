@@ -217,10 +217,34 @@ def test_same_seed_same_game(tmp_path):
 
 def test_three_players_rules_flags_reach_the_engine_and_placings_are_shown(tmp_path):
     log_path = tmp_path / "three.json"
-    argv = ["--seed", "3", "--players", "3", "--seat", "2", "--log", str(log_path),
-            "--start-size", "2", "--opponents", "random", "--wilds", "faces", "--jokers",
-            "--losers-reveal", "--first-player", "rotate", "--reshuffle", "all", "--decks", "2",
-            "--target-size", "1", "--max-turns", "5000"]
+    argv = [
+        "--seed",
+        "3",
+        "--players",
+        "3",
+        "--seat",
+        "2",
+        "--log",
+        str(log_path),
+        "--start-size",
+        "2",
+        "--opponents",
+        "random",
+        "--wilds",
+        "faces",
+        "--jokers",
+        "--losers-reveal",
+        "--first-player",
+        "rotate",
+        "--reshuffle",
+        "all",
+        "--decks",
+        "2",
+        "--target-size",
+        "1",
+        "--max-turns",
+        "5000",
+    ]
     code, text, _ = play_scripted(argv)
     assert code == 0
     assert text.startswith("Trash: you are seat 2 of 3")
@@ -228,10 +252,21 @@ def test_three_players_rules_flags_reach_the_engine_and_placings_are_shown(tmp_p
     assert re.search(r"^Places: 1\. ", text, re.M)
     log = read_log(log_path)
     assert log["seat"] == 1 and log["agents"] == ["random", "human", "random"]
-    assert log["rules"] == Rules(
-        num_players=3, start_size=2, wilds="faces", jokers=True, losers_reveal=True,
-        first_player="rotate", reshuffle="all", num_decks=2, target_size=1, max_turns=5000,
-    ).to_dict()
+    assert (
+        log["rules"]
+        == Rules(
+            num_players=3,
+            start_size=2,
+            wilds="faces",
+            jokers=True,
+            losers_reveal=True,
+            first_player="rotate",
+            reshuffle="all",
+            num_decks=2,
+            target_size=1,
+            max_turns=5000,
+        ).to_dict()
+    )
 
 
 def test_every_rules_option_has_a_flag():
@@ -275,8 +310,7 @@ def test_help_and_table_keys_repeat_the_question():
 @pytest.mark.parametrize("answer", ["", "nope"])
 def test_missed_call_penalty_then_claim(answer):
     # Seat 1 draws the 2, lays it in slot 2 and picks up the Ace: the last face-down slot.
-    g = game([[Q, A], [Q, Q]], stock=[2, K, K, K], first_player=0, call_trash=True,
-             episode="round")
+    g = game([[Q, A], [Q, Q]], stock=[2, K, K, K], first_player=0, call_trash=True, episode="round")
     text = "nope\n\n" if answer else "\n"
     table, out = table_for(g, text)
     table.play()
@@ -299,21 +333,22 @@ def test_missed_call_penalty_then_claim(answer):
 
 
 def test_called_trash_wins_the_round_at_once():
-    g = game([[Q, A], [Q, Q]], stock=[2, K, K, K], first_player=0, call_trash=True,
-             episode="round")
+    g = game([[Q, A], [Q, Q]], stock=[2, K, K, K], first_player=0, call_trash=True, episode="round")
     table, out = table_for(g, "trash\n")
     table.play()
     lines = [line.strip() for line in out.getvalue().splitlines()]
     i = lines.index('You called "Trash!"')
-    assert lines[i + 1 : i + 4] == ["You placed Ace in slot 1", "You picked up Queen from slot 1",
-                                    "You won the round"]
+    assert lines[i + 1 : i + 4] == [
+        "You placed Ace in slot 1",
+        "You picked up Queen from slot 1",
+        "You won the round",
+    ]
     assert "penalty" not in out.getvalue()
 
 
 def test_bots_always_call_trash():
     # Seat 2 plays first: the 2 goes to slot 2 and uncovers the Ace for its last slot.
-    g = game([[Q, Q], [Q, A]], stock=[2, K, K], first_player=1, call_trash=True,
-             episode="round")
+    g = game([[Q, Q], [Q, A]], stock=[2, K, K], first_player=1, call_trash=True, episode="round")
     table, out = table_for(g, "")
     table.play()
     assert 'random (seat 2) called "Trash!"' in out.getvalue()
@@ -342,8 +377,10 @@ def test_end_of_input_leaves_cleanly_and_logs_the_unfinished_game(tmp_path):
 def test_a_finished_game_ends_with_the_layouts_on_the_table_not_a_next_deal(tmp_path):
     log_path = tmp_path / "done.json"
     keys = "\n".join(["s", "1", "2", "s", "1", "2"] * 200) + "\n"
-    code, text = run(["--seed", "5", "--log", str(log_path), "--wilds", "none",
-                      "--episode", "round", *SHORT], keys)
+    code, text = run(
+        ["--seed", "5", "--log", str(log_path), "--wilds", "none", "--episode", "round", *SHORT],
+        keys,
+    )
     log = read_log(log_path)
     assert log["finished"], text[-2000:]
     code, again = run(["--replay", str(log_path)])
@@ -435,8 +472,9 @@ def test_replay_pauses_between_deals_when_asked(tmp_path):
     assert "Press Enter for the next deal (q to stop): " in text
 
 
-@pytest.mark.parametrize("content", [None, "not json", '{"format": "other"}',
-                                     '{"format": "trash_env.play/1"}'])
+@pytest.mark.parametrize(
+    "content", [None, "not json", '{"format": "other"}', '{"format": "trash_env.play/1"}']
+)
 def test_replay_of_a_bad_file_exits_2(tmp_path, content, capsys):
     path = tmp_path / "bad.json"
     if content is not None:
@@ -562,8 +600,10 @@ def _exit_code(pid: int) -> int:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 @pytest.mark.parametrize("inherited", ["default", "ignored"])
-@pytest.mark.parametrize("key, code, goodbye", [(b"\x04", 0, "Goodbye: you left the game."),
-                                                (b"\x03", 130, "Goodbye: interrupted.")])
+@pytest.mark.parametrize(
+    "key, code, goodbye",
+    [(b"\x04", 0, "Goodbye: you left the game."), (b"\x03", 130, "Goodbye: interrupted.")],
+)
 def test_in_a_pseudo_terminal_bad_key_then_ctrl_d_or_ctrl_c(key, code, goodbye, inherited):
     # "ignored": started with SIGINT ignored, as a script's background job (pytest ... &) is;
     # Ctrl-C at the game's own terminal still ends it.
@@ -608,10 +648,15 @@ def test_human_agent_seated_in_the_pettingzoo_env_as_the_docs_show():
     assert human.stdin.prompts  # the person was asked
 
 
-@pytest.mark.parametrize("options", [
-    {}, {"losers_reveal": True, "free_draws": 3}, {"num_players": 3, "call_trash": True},
-    {"num_players": 4, "wilds": "faces", "jokers": True, "start_size": 4},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"losers_reveal": True, "free_draws": 3},
+        {"num_players": 3, "call_trash": True},
+        {"num_players": 4, "wilds": "faces", "jokers": True, "start_size": 4},
+    ],
+)
 def test_deal_pictures_rebuilt_from_events_match_the_engine(options):
     import numpy as np
 
@@ -635,19 +680,28 @@ def test_deal_pictures_rebuilt_from_events_match_the_engine(options):
             assert tracker.sizes == g.sizes and tracker.rounds_won == g.rounds_won
 
 
-@pytest.mark.parametrize("flags", [
-    ["--call-trash"], ["--losers-reveal", "--free-draws", "3"], ["--wilds", "kings"],
-    ["--wilds", "none", "--reshuffle", "all"], ["--wilds", "faces", "--jokers"],
-    ["--max-deals", "2", "--players", "3"], ["--start-size", "4", "--target-size", "2"],
-    ["--episode", "round", "--first-player", "rotate"], ["--max-turns", "3"],
-])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--call-trash"],
+        ["--losers-reveal", "--free-draws", "3"],
+        ["--wilds", "kings"],
+        ["--wilds", "none", "--reshuffle", "all"],
+        ["--wilds", "faces", "--jokers"],
+        ["--max-deals", "2", "--players", "3"],
+        ["--start-size", "4", "--target-size", "2"],
+        ["--episode", "round", "--first-player", "rotate"],
+        ["--max-turns", "3"],
+    ],
+)
 def test_every_variant_plays_to_its_end_through_the_terminal(flags):
     argv = ["--no-log", "--seed", "1", "--opponents", "random", "--start-size", "3", *flags]
     code, text, _ = play_scripted(argv, call="")  # never calls: the penalty path when it comes
     assert code == 0 and "Traceback" not in text
     last = text.rstrip().splitlines()
-    assert any(re.search(r"won the (game|deal)[.!]$|share the win\.$|cut off", line)
-               for line in last[-4:]), last[-4:]
+    assert any(
+        re.search(r"won the (game|deal)[.!]$|share the win\.$|cut off", line) for line in last[-4:]
+    ), last[-4:]
 
 
 # ---------------------------------------------------------------------- every event, every range
@@ -690,23 +744,41 @@ def test_every_event_kind_is_described_at_every_value_of_its_fields(kind):
     names = [f"p{p}" for p in range(6)]
     for player, card, slot in EVENT_RANGES[kind]:
         event = Event(kind, player, card, slot)
-        for text in (describe_event(event), describe_event(event, names),
-                     describe(event, ["You", *names[1:]])):
+        for text in (
+            describe_event(event),
+            describe_event(event, names),
+            describe(event, ["You", *names[1:]]),
+        ):
             assert text and "\n" not in text
     # Counts are counts, never cards: a reshuffle of 14+ cards used to raise IndexError.
     from trash_env.text import describe_event as said
 
     assert said(Event("reshuffle", -1, 64, -1)) == (
-        "the stock ran out: 64 cards shuffled into a new stock")
+        "the stock ran out: 64 cards shuffled into a new stock"
+    )
     assert said(Event("reshuffle", -1, 1, -1)) == (
-        "the stock ran out: 1 card shuffled into a new stock")
+        "the stock ran out: 1 card shuffled into a new stock"
+    )
 
 
 def test_big_reshuffles_render_and_replay(tmp_path):
     # The game: 4 players without wilds, reshuffling the whole pile (64 cards).
-    code, text, _ = play_scripted(["--opponents", "random", "--players", "4", "--wilds",
-                                   "none", "--reshuffle", "all", "--seed", "13", "--log",
-                                   str(tmp_path / "g.json")])
+    code, text, _ = play_scripted(
+        [
+            "--opponents",
+            "random",
+            "--players",
+            "4",
+            "--wilds",
+            "none",
+            "--reshuffle",
+            "all",
+            "--seed",
+            "13",
+            "--log",
+            str(tmp_path / "g.json"),
+        ]
+    )
     assert code == 0 and "cards shuffled into a new stock" in text
     assert "Game log written to" in text
     log = read_log(tmp_path / "g.json")
@@ -722,8 +794,9 @@ def test_big_reshuffles_render_and_replay(tmp_path):
         env = trash_env.raw_env(num_players=4, wilds="none", reshuffle="all", render_mode=mode)
         env.reset(seed=13)
         bot = RandomAgent(seed=1)
-        while not any(e.kind == "reshuffle" and e.card >= 14
-                      for e in env.game.events[env._last_events:]):
+        while not any(
+            e.kind == "reshuffle" and e.card >= 14 for e in env.game.events[env._last_events :]
+        ):
             if env.game.done:
                 env.reset()
             mask = env.observe(env.agent_selection)["action_mask"]
@@ -731,14 +804,17 @@ def test_big_reshuffles_render_and_replay(tmp_path):
         shown = env.render()
         if mode == "ansi":
             assert "cards shuffled into a new stock" in shown
-        solo = TrashSoloEnv(num_players=4, wilds="none", reshuffle="all", render_mode=mode,
-                            opponents="random")
+        solo = TrashSoloEnv(
+            num_players=4, wilds="none", reshuffle="all", render_mode=mode, opponents="random"
+        )
         solo.reset(seed=13)
         found = False
         while not found:
             _, _, end, cut, _ = solo.step(bot.act(None, solo.action_masks(), None))
-            found = any(e.kind == "reshuffle" and e.card >= 14
-                        for e in solo.game.events[solo._last_events:])
+            found = any(
+                e.kind == "reshuffle" and e.card >= 14
+                for e in solo.game.events[solo._last_events :]
+            )
             if end or cut and not found:
                 solo.reset()
         assert solo.render() is not None or mode == "human"
@@ -758,11 +834,20 @@ def test_replay_of_every_event_kind_at_every_value(tmp_path):
             events.append([kind, player, card, slot])
     events.append(["deal", 5, -1, 1])
     log = {
-        "format": "trash_env.play/1", "written": "2026-12-03T00:00:00+00:00",
-        "rules": rules.to_dict(), "seed": 1, "seat": 0,
-        "agents": ["human"] + ["random"] * 5, "names": [f"p{p}" for p in range(6)],
-        "finished": True, "truncated": False, "winners": [5], "placings": [2, 2, 2, 2, 2, 1],
-        "rounds_won": [0, 0, 0, 0, 0, 10], "actions": [[0, 10], [5, 13]], "events": events,
+        "format": "trash_env.play/1",
+        "written": "2026-12-03T00:00:00+00:00",
+        "rules": rules.to_dict(),
+        "seed": 1,
+        "seat": 0,
+        "agents": ["human"] + ["random"] * 5,
+        "names": [f"p{p}" for p in range(6)],
+        "finished": True,
+        "truncated": False,
+        "winners": [5],
+        "placings": [2, 2, 2, 2, 2, 1],
+        "rounds_won": [0, 0, 0, 0, 0, 10],
+        "actions": [[0, 10], [5, 13]],
+        "events": events,
     }
     path = tmp_path / "all.json"
     path.write_text(json.dumps(log))
@@ -823,9 +908,13 @@ def test_replay_of_a_named_pipe_nobody_writes_is_refused_at_once(tmp_path):
     fifo = tmp_path / "log.json"
     os.mkfifo(fifo)
     try:  # a subprocess: a read that blocks must fail this test, not hang the run
-        result = subprocess.run([sys.executable, "-m", "agents.play", "--replay", str(fifo)],
-                                capture_output=True, text=True, timeout=120,
-                                stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            [sys.executable, "-m", "agents.play", "--replay", str(fifo)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("--replay blocked on a named pipe")
     assert result.returncode == 2

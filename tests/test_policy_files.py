@@ -20,21 +20,35 @@ from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
 
 
-def tiny_network(players: int = 2, hidden: tuple[int, ...] = (8, 6),
-                 activation: str = "tanh") -> dict:
-    return {"kind": "mlp", "inputs": observation_size(players), "hidden": list(hidden),
-            "value_hidden": list(hidden), "activation": activation, "actions": 13}
+def tiny_network(
+    players: int = 2, hidden: tuple[int, ...] = (8, 6), activation: str = "tanh"
+) -> dict:
+    return {
+        "kind": "mlp",
+        "inputs": observation_size(players),
+        "hidden": list(hidden),
+        "value_hidden": list(hidden),
+        "activation": activation,
+        "actions": 13,
+    }
 
 
 def tiny_tensors(network: dict, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    return {name: rng.normal(size=shape).astype(np.float32)
-            for name, shape in network_tensors(network).items()}
+    return {
+        name: rng.normal(size=shape).astype(np.float32)
+        for name, shape in network_tensors(network).items()
+    }
 
 
 def tiny_info(players: int = 2) -> dict:
-    return {"num_players": players, "rules": Rules(num_players=players).to_dict(),
-            "algorithm": "MaskablePPO", "timesteps": 0, "seed": 0}
+    return {
+        "num_players": players,
+        "rules": Rules(num_players=players).to_dict(),
+        "algorithm": "MaskablePPO",
+        "timesteps": 0,
+        "seed": 0,
+    }
 
 
 def write_tiny(path, players: int = 2, activation: str = "tanh", seed: int = 0):
@@ -54,8 +68,10 @@ def test_the_actor_is_rebuilt_from_the_sidecar_and_computes_the_network(tmp_path
     obs, _ = env.reset(seed=1)
     x = obs.astype(np.float32)
     for i in (0, 2):
-        x = act(x @ tensors[f"mlp_extractor.policy_net.{i}.weight"].T
-                + tensors[f"mlp_extractor.policy_net.{i}.bias"])
+        x = act(
+            x @ tensors[f"mlp_extractor.policy_net.{i}.weight"].T
+            + tensors[f"mlp_extractor.policy_net.{i}.bias"]
+        )
     expected = x @ tensors["action_net.weight"].T + tensors["action_net.bias"]
     assert np.allclose(agent.logits(obs), expected, atol=1e-5)
     mask = env.action_masks()
@@ -94,8 +110,9 @@ def test_loading_needs_neither_torch_nor_stable_baselines3(tmp_path):
         "make_agent('pretrained')\n"
         "print('loaded', agent.num_players)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert "loaded 2" in result.stdout
 
@@ -105,12 +122,24 @@ def test_loading_needs_neither_torch_nor_stable_baselines3(tmp_path):
 # (seeds 0 to episodes - 1, one-deal and whole games), and the SHA-256 of the model file. A
 # changed file or a changed NumPy forward pass fails here.
 PRETRAINED_PINS = {
-    2: (60, 6545, "5e49c07f0fd22a303b08f9a7afd9e7bf58db76854162aead059f146eb5af4711",
-        "99ae95d28555a891c8d863ba670d2f807b88e88bec67c88179dcc9724613aff0"),
-    3: (10, 1134, "91a976d2cb92f2a09c7f0eaadfd4f45257dab907dd2c267bcbcdf20fdd268ce6",
-        "9f46fbe0c6e3d3c6c72072fa71729908dd4d2a06c677d24d6b7b84864c4bf7cc"),
-    4: (10, 1271, "109c8989d5ba71ff784d3417879afe2cd0758c5519d2f8c68ad554bab3e8cac1",
-        "72b2595f3c94e09dab7eb0b4edb284e032e370c2dfd999bab93749d813222ac3"),
+    2: (
+        60,
+        6545,
+        "5e49c07f0fd22a303b08f9a7afd9e7bf58db76854162aead059f146eb5af4711",
+        "99ae95d28555a891c8d863ba670d2f807b88e88bec67c88179dcc9724613aff0",
+    ),
+    3: (
+        10,
+        1134,
+        "91a976d2cb92f2a09c7f0eaadfd4f45257dab907dd2c267bcbcdf20fdd268ce6",
+        "9f46fbe0c6e3d3c6c72072fa71729908dd4d2a06c677d24d6b7b84864c4bf7cc",
+    ),
+    4: (
+        10,
+        1271,
+        "109c8989d5ba71ff784d3417879afe2cd0758c5519d2f8c68ad554bab3e8cac1",
+        "72b2595f3c94e09dab7eb0b4edb284e032e370c2dfd999bab93749d813222ac3",
+    ),
 }
 
 
@@ -136,8 +165,9 @@ def test_the_shipped_pretrained_agents_make_their_pinned_moves(players):
 
 def test_the_package_ships_no_pickled_model():
     models = sorted(p.name for p in PRETRAINED.parent.iterdir())
-    assert models == [f"pretrained_{n}p.{ext}" for n in (2, 3, 4) for ext in ("json",
-                                                                           "safetensors")]
+    assert models == [
+        f"pretrained_{n}p.{ext}" for n in (2, 3, 4) for ext in ("json", "safetensors")
+    ]
     for n in (2, 3, 4):
         tensors, sidecar = load_tensors(pretrained_path(n))
         assert sidecar["network"]["hidden"] == [128, 128] and len(tensors) == 12
@@ -173,13 +203,13 @@ def test_converting_a_zip_is_an_explicit_opt_in(tmp_path, capsys):
     assert convert.main([str(tmp_path / "x.zip"), str(tmp_path / "x.safetensors")]) == 2
     assert "--trust-pickle" in capsys.readouterr().err
     with pytest.raises(ValueError, match="trust_pickle=True"):
-        convert.convert_sb3_zip(tmp_path / "x.zip", tmp_path / "y.safetensors",
-                               trust_pickle=False)
+        convert.convert_sb3_zip(tmp_path / "x.zip", tmp_path / "y.safetensors", trust_pickle=False)
 
 
 @pytest.mark.parametrize("content", [b"not a zip", b"PK\x03\x04" + b"\0" * 40, b""])
-def test_converting_bad_zip_bytes_says_so_in_one_sentence_naming_the_file(tmp_path, capsys,
-                                                                         content):
+def test_converting_bad_zip_bytes_says_so_in_one_sentence_naming_the_file(
+    tmp_path, capsys, content
+):
     from agents import convert
 
     old = tmp_path / "mine.zip"
@@ -200,8 +230,9 @@ def test_an_sb3_model_converts_to_the_same_policy(tmp_path):
     from agents import convert
 
     env = TrashSoloEnv()
-    model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [16]}, seed=0,
-                        device="cpu", n_steps=64)
+    model = MaskablePPO(
+        "MlpPolicy", env, policy_kwargs={"net_arch": [16]}, seed=0, device="cpu", n_steps=64
+    )
     old = tmp_path / "own.zip"
     model.save(old)
     old.with_suffix(".json").write_text(json.dumps(tiny_info()))
@@ -209,7 +240,8 @@ def test_an_sb3_model_converts_to_the_same_policy(tmp_path):
     agent = load_policy_agent(str(out))
     obs, _ = env.reset(seed=0)
     with torch.no_grad():
-        expected = model.policy.get_distribution(
-            torch.as_tensor(obs[None])).distribution.logits[0].numpy()
+        expected = (
+            model.policy.get_distribution(torch.as_tensor(obs[None])).distribution.logits[0].numpy()
+        )
     logits = agent.logits(obs)
     assert np.allclose(logits - logits.max(), expected - expected.max(), atol=1e-5)

@@ -39,8 +39,7 @@ def write_model(path, rules: Rules, covered: dict | None = None, old: bool = Fal
     """A tiny model file trained (as its sidecar says) under ``rules``; ``old``: a sidecar
     written before ``trained_for`` existed."""
     network = tiny_network(rules.num_players)
-    info = {"num_players": rules.num_players, "rules": rules.to_dict(), "seed": 0,
-            "timesteps": 0}
+    info = {"num_players": rules.num_players, "rules": rules.to_dict(), "seed": 0, "timesteps": 0}
     if not old:
         info["trained_for"] = covered if covered is not None else trained_for(rules)
     write_policy(path, tiny_tensors(network), network, info)
@@ -68,20 +67,28 @@ def play(agent, rules: Rules, episodes: int = 2, seed: int = 0) -> None:
 def test_trained_for_is_the_episode_kind_and_every_layout_size_it_deals():
     assert trained_for(Rules()) == {"episode": "game", "layout_sizes": list(range(1, 11))}
     assert trained_for(Rules(target_size=3, start_size=8)) == {
-        "episode": "game", "layout_sizes": [4, 5, 6, 7, 8]}
+        "episode": "game",
+        "layout_sizes": [4, 5, 6, 7, 8],
+    }
     assert trained_for(Rules(episode="round", start_size=6)) == {
-        "episode": "round", "layout_sizes": [6]}
+        "episode": "round",
+        "layout_sizes": [6],
+    }
 
 
 def test_train_writes_the_rules_and_what_training_covered(tmp_path):
     from agents.training.config import TrainConfig
     from agents.training.run import Run
 
-    config = TrainConfig(rules={"num_players": 3, "episode": "round", "start_size": 7,
-                                "wilds": "kings"}, out=tmp_path / "m.safetensors")
+    config = TrainConfig(
+        rules={"num_players": 3, "episode": "round", "start_size": 7, "wilds": "kings"},
+        out=tmp_path / "m.safetensors",
+    )
     info = Run(config).info()
-    assert info["rules"] == Rules(num_players=3, episode="round", start_size=7,
-                                  wilds="kings").to_dict()
+    assert (
+        info["rules"]
+        == Rules(num_players=3, episode="round", start_size=7, wilds="kings").to_dict()
+    )
     assert info["trained_for"] == {"episode": "round", "layout_sizes": [7]}
 
 
@@ -109,15 +116,19 @@ def test_the_batched_env_refuses_another_count_and_seats_pretrained_by_count(tmp
         assert source.num_players == n and source.path.endswith(f"pretrained_{n}p.safetensors")
 
 
-@pytest.mark.parametrize("trained, game, needle", [
-    (Rules(), Rules(wilds="kings"), "wilds='kings' (trained: 'jacks')"),
-    (Rules(), Rules(jokers=True), "jokers=True (trained: False)"),
-    (Rules(episode="round"), Rules(), "a whole game (trained on one-round games only)"),
-    (Rules(episode="round"), Rules(episode="round", start_size=5), "layout size(s) 5"),
-    (Rules(start_size=6), Rules(), "layout size(s) 7,8,9,10"),
-])
+@pytest.mark.parametrize(
+    "trained, game, needle",
+    [
+        (Rules(), Rules(wilds="kings"), "wilds='kings' (trained: 'jacks')"),
+        (Rules(), Rules(jokers=True), "jokers=True (trained: False)"),
+        (Rules(episode="round"), Rules(), "a whole game (trained on one-round games only)"),
+        (Rules(episode="round"), Rules(episode="round", start_size=5), "layout size(s) 5"),
+        (Rules(start_size=6), Rules(), "layout size(s) 7,8,9,10"),
+    ],
+)
 def test_other_rules_or_sizes_warn_once_naming_the_trained_configuration(
-        tmp_path, trained, game, needle):
+    tmp_path, trained, game, needle
+):
     path = write_model(tmp_path / "m.safetensors", trained)
     agent = load_policy_agent(path)
     with pytest.warns(TrainingMismatchWarning) as caught:
@@ -138,12 +149,21 @@ def test_a_second_mismatched_configuration_warns_again(tmp_path):
         play(agent, Rules(wilds="kings"), episodes=1)
         play(agent, Rules(wilds="faces"), episodes=1)
     assert [("kings" in str(w.message), "faces" in str(w.message)) for w in caught] == [
-        (True, False), (False, True)]
+        (True, False),
+        (False, True),
+    ]
 
 
-@pytest.mark.parametrize("game", [Rules(), Rules(episode="round", start_size=1),
-                                  Rules(episode="round", start_size=10),
-                                  Rules(num_decks=1), Rules(max_turns=500)])
+@pytest.mark.parametrize(
+    "game",
+    [
+        Rules(),
+        Rules(episode="round", start_size=1),
+        Rules(episode="round", start_size=10),
+        Rules(num_decks=1),
+        Rules(max_turns=500),
+    ],
+)
 def test_what_training_covered_plays_without_a_warning(tmp_path, game):
     path = write_model(tmp_path / "m.safetensors", Rules())
     with warnings.catch_warnings():
@@ -162,11 +182,18 @@ def test_an_old_sidecar_is_read_as_trained_on_its_rules(tmp_path):
         play(load_policy_agent(path), Rules(), episodes=1)
 
 
-@pytest.mark.parametrize("bad", [
-    "game", {"episode": "set", "layout_sizes": [1]}, {"episode": "game", "layout_sizes": []},
-    {"episode": "game", "layout_sizes": [0, 1]}, {"episode": "game", "layout_sizes": [2, 2]},
-    {"episode": "round", "layout_sizes": [True]}, {"episode": "round"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "game",
+        {"episode": "set", "layout_sizes": [1]},
+        {"episode": "game", "layout_sizes": []},
+        {"episode": "game", "layout_sizes": [0, 1]},
+        {"episode": "game", "layout_sizes": [2, 2]},
+        {"episode": "round", "layout_sizes": [True]},
+        {"episode": "round"},
+    ],
+)
 def test_a_bad_trained_for_is_refused(tmp_path, bad):
     with pytest.raises(ValueError, match="trained_for must be"):
         write_model(tmp_path / "m.safetensors", Rules(), covered=bad)
@@ -190,8 +217,9 @@ def test_pretrained_picks_the_model_for_the_games_player_count():
             play(agent, Rules(num_players=n), episodes=1)
             assert agent.num_players == n
             assert agent.path.endswith(f"pretrained_{n}p.safetensors")
-            assert np.array_equal(agent.layers[0][1][0], make_agent(f"pretrained_{n}p").layers[
-                0][1][0])
+            assert np.array_equal(
+                agent.layers[0][1][0], make_agent(f"pretrained_{n}p").layers[0][1][0]
+            )
 
 
 def test_pretrained_without_a_view_goes_by_the_observations_size():
@@ -205,13 +233,17 @@ def test_pretrained_without_a_view_goes_by_the_observations_size():
 
 
 def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there():
-    with pytest.raises(ValueError, match=r"no pretrained model for 5 players.*2 \(pretrained_2p\)"
-                       r", 3 \(pretrained_3p\), 4 \(pretrained_4p\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"no pretrained model for 5 players.*2 \(pretrained_2p\)"
+        r", 3 \(pretrained_3p\), 4 \(pretrained_4p\)",
+    ):
         play(make_agent("pretrained"), Rules(num_players=5), episodes=1)
     with pytest.raises(ValueError, match="no pretrained model for 6 players"):
         load_policy_agent("pretrained_6p")
-    with pytest.raises(ValueError, match="known agents: .*pretrained_2p, pretrained_3p, "
-                       "pretrained_4p"):
+    with pytest.raises(
+        ValueError, match="known agents: .*pretrained_2p, pretrained_3p, pretrained_4p"
+    ):
         make_agent("pretrained_6p")
     with pytest.raises(ValueError, match="no pretrained model for 5 players"):
         load_policy_agent("pretrained", num_players=5)

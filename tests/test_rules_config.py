@@ -253,8 +253,10 @@ def test_codes_tell_every_value_apart():
     for f in fields(Rules):
         choices = option_spec(f)["choices"]
         if choices is not None:
-            codes = {Rules(**_valid(f.name, c)).codes()[Rules.option_names().index(f.name)]
-                     for c in choices}
+            codes = {
+                Rules(**_valid(f.name, c)).codes()[Rules.option_names().index(f.name)]
+                for c in choices
+            }
             assert len(codes) == len(choices), f.name
 
 

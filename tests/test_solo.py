@@ -35,8 +35,13 @@ def play_random(env: TrashSoloEnv, seed: int, options: dict | None = None) -> tu
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"episode": "round"}, {"num_players": 3, "call_trash": True}, {"num_players": 4},
-     {"num_players": 3, "observation": "pairs"}],
+    [
+        {},
+        {"episode": "round"},
+        {"num_players": 3, "call_trash": True},
+        {"num_players": 4},
+        {"num_players": 3, "observation": "pairs"},
+    ],
 )
 def test_gymnasium_and_sb3_checkers_pass(options):
     gym_check_env(TrashSoloEnv(**options), skip_render_check=True)
@@ -195,8 +200,9 @@ def test_illegal_action_loses_or_raises():
         env.step(DRAW_STOCK if env.action_masks()[DRAW_STOCK] else TAKE_DISCARD)
         if env.game.done:
             env.reset()
-    obs, reward, terminated, truncated, info = env.step(DECLINE if not env.action_masks()[
-        DECLINE] else 99)
+    obs, reward, terminated, truncated, info = env.step(
+        DECLINE if not env.action_masks()[DECLINE] else 99
+    )
     assert (reward, terminated, truncated, info["illegal_action"]) == (-1.0, True, False, True)
     with pytest.raises(RuntimeError, match="reset"):
         env.step(DRAW_STOCK)
@@ -312,8 +318,16 @@ def test_infos_have_the_same_keys_types_and_shapes_on_every_step(options):
             assert info["won"] == (env.seat in env.game.winners)
     first = info_signature(infos[0])
     assert all(info_signature(i) == first for i in infos)
-    assert set(first) == {"seat", "action_mask", "illegal_action", "winners", "won", "placing",
-                          "rounds_won", "truncated"}
+    assert set(first) == {
+        "seat",
+        "action_mask",
+        "illegal_action",
+        "winners",
+        "won",
+        "placing",
+        "rounds_won",
+        "truncated",
+    }
     # What a buffer does with them: one array per key.
     stacked = {key: np.stack([i[key] for i in infos]) for key in first}
     assert stacked["winners"].shape == (len(infos), env.rules.num_players)
@@ -334,8 +348,25 @@ def test_make_vec_env_with_its_default_rgb_array_render_mode():
     assert env.render() is None
 
 
-@pytest.mark.parametrize("action", [10.7, 10.0, "10", True, False, np.True_, None, np.array(10),
-                                    np.array([10]), [10], 13, -1, 99, np.int64(13)])
+@pytest.mark.parametrize(
+    "action",
+    [
+        10.7,
+        10.0,
+        "10",
+        True,
+        False,
+        np.True_,
+        None,
+        np.array(10),
+        np.array([10]),
+        [10],
+        13,
+        -1,
+        99,
+        np.int64(13),
+    ],
+)
 def test_step_refuses_anything_but_an_integer_of_the_action_space(action):
     for illegal in ("lose", "raise"):
         env = TrashSoloEnv(illegal=illegal)

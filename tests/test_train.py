@@ -35,12 +35,43 @@ from trash_env.solo import TrashSoloEnv
 TRAIN_PY = Path(__file__).resolve().parents[1] / "train.py"
 
 SMOKE = [
-    "--timesteps", "2048", "--envs", "2", "--n-steps", "256", "--batch-size", "128",
-    "--epochs", "2", "--episode", "round", "--eval-every", "1024", "--eval-deals", "10",
-    "--final-deals", "20", "--checkpoint-every", "1024", "--snapshot-every", "1024",
-    "--pool-size", "2", "--no-progress", "--workers", "1",
-    "--opponents", "random", "greedy", "self",
-    "--imitate", "greedy", "--imitate-samples", "6000", "--imitate-epochs", "10",
+    "--timesteps",
+    "2048",
+    "--envs",
+    "2",
+    "--n-steps",
+    "256",
+    "--batch-size",
+    "128",
+    "--epochs",
+    "2",
+    "--episode",
+    "round",
+    "--eval-every",
+    "1024",
+    "--eval-deals",
+    "10",
+    "--final-deals",
+    "20",
+    "--checkpoint-every",
+    "1024",
+    "--snapshot-every",
+    "1024",
+    "--pool-size",
+    "2",
+    "--no-progress",
+    "--workers",
+    "1",
+    "--opponents",
+    "random",
+    "greedy",
+    "self",
+    "--imitate",
+    "greedy",
+    "--imitate-samples",
+    "6000",
+    "--imitate-epochs",
+    "10",
 ]
 
 
@@ -85,14 +116,20 @@ def test_smoke_run_saves_a_model_that_reloads_and_plays_legal_moves(smoke_run):
     assert (smoke_run.parent / "model_curve.png").stat().st_size > 1000
     folder = smoke_run.parent / "model_checkpoints"
     assert sorted(c.name for c in folder.glob("*.ckpt")) == [
-        "step_000001024.ckpt", "step_000002048.ckpt"]
+        "step_000001024.ckpt",
+        "step_000002048.ckpt",
+    ]
     assert sorted(c.name for c in folder.glob("*.safetensors")) == [
-        "step_000001024.safetensors", "step_000002048.safetensors"]
+        "step_000001024.safetensors",
+        "step_000002048.safetensors",
+    ]
     assert not list(smoke_run.parent.glob("*.zip")) and not list(folder.glob("*.zip"))
     snapshots = sorted((smoke_run.parent / "model_pool").glob("snapshot_*.safetensors"))
     # the untrained policy, then one after the update at 1024 (none at the end of training)
-    assert [s.name for s in snapshots] == ["snapshot_000000000.safetensors",
-                                           "snapshot_000001024.safetensors"]
+    assert [s.name for s in snapshots] == [
+        "snapshot_000000000.safetensors",
+        "snapshot_000001024.safetensors",
+    ]
     agent = load_policy_agent(str(smoke_run), seed=0)
     play_legal_games(agent, 15, episode="round")
     sampling = make_agent(f"{smoke_run}:deterministic=false", seed=1)
@@ -109,8 +146,12 @@ def _sb3_model_of_checkpoint(path: Path):
     from agents.training.run import policy_kwargs
 
     state = read_checkpoint(path)
-    model = MaskablePPO("MlpPolicy", TrashSoloEnv(episode="round"), device="cpu",
-                        policy_kwargs=policy_kwargs(TrainConfig()))
+    model = MaskablePPO(
+        "MlpPolicy",
+        TrashSoloEnv(episode="round"),
+        device="cpu",
+        policy_kwargs=policy_kwargs(TrainConfig()),
+    )
     model.policy.load_state_dict({k: torch.from_numpy(v) for k, v in state["policy"].items()})
     return model
 
@@ -122,9 +163,15 @@ def test_numpy_actor_from_safetensors_matches_the_torch_policy(smoke_run):
     model = _sb3_model_of_checkpoint(folder / "step_000002048.ckpt")
     agent = load_policy_agent(str(folder / "step_000002048.safetensors"))
     tensors, sidecar = load_tensors(folder / "step_000002048.safetensors")
-    assert sidecar["network"] == {"kind": "mlp", "inputs": 153, "hidden": [128, 128],
-                                  "value_hidden": [128, 128], "activation": "tanh",
-                                  "actions": 13, "features": "pairs"}
+    assert sidecar["network"] == {
+        "kind": "mlp",
+        "inputs": 153,
+        "hidden": [128, 128],
+        "value_hidden": [128, 128],
+        "activation": "tanh",
+        "actions": 13,
+        "features": "pairs",
+    }
     for name, value in model.policy.state_dict().items():  # every tensor, bit for bit
         assert np.array_equal(tensors[name], value.numpy()), name
     env = TrashSoloEnv(episode="round")
@@ -141,8 +188,16 @@ def test_numpy_actor_from_safetensors_matches_the_torch_policy(smoke_run):
 def test_resume_continues_from_the_checkpoint_step_count(smoke_run, tmp_path, capsys):
     checkpoint = smoke_run.parent / "model_checkpoints" / "step_000001024.ckpt"
     out = tmp_path / "resumed.safetensors"
-    args = SMOKE + ["--out", str(out), "--resume", str(checkpoint), "--timesteps", "1536",
-                    "--eval-every", "0"]
+    args = SMOKE + [
+        "--out",
+        str(out),
+        "--resume",
+        str(checkpoint),
+        "--timesteps",
+        "1536",
+        "--eval-every",
+        "0",
+    ]
     assert main(args) == 0
     assert "training 512 steps (1024 done)" in capsys.readouterr().out
     assert json.loads(out.with_suffix(".json").read_text())["timesteps"] == 1536
@@ -151,8 +206,7 @@ def test_resume_continues_from_the_checkpoint_step_count(smoke_run, tmp_path, ca
 def test_pretrained_model_loads_and_beats_random():
     agent = make_agent("pretrained", seed=0)
     assert agent.name == "pretrained" and agent.num_players == 2
-    report = evaluate([str(PRETRAINED), "random"], rules=Rules(episode="round"), deals=150,
-                      seed=7)
+    report = evaluate([str(PRETRAINED), "random"], rules=Rules(episode="round"), deals=150, seed=7)
     figures = report.agents[str(PRETRAINED)]
     assert figures["games"] == 300
     assert figures["ci95"][0] > 0.5, figures
@@ -181,19 +235,53 @@ def test_a_two_player_model_refuses_another_table_size(smoke_run):
     ],
 )
 def test_bad_options_exit_2_with_a_clear_message(argv, message, tmp_path, capsys):
-    assert main(argv + ["--out", str(tmp_path / "m.safetensors"), "--no-progress"]
-                      if "--out" not in argv else argv) == 2
+    assert (
+        main(
+            argv + ["--out", str(tmp_path / "m.safetensors"), "--no-progress"]
+            if "--out" not in argv
+            else argv
+        )
+        == 2
+    )
     assert message in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- exact resume
 
 TINY = [  # 3 rollouts of 256 steps; a checkpoint and a self-play snapshot after each update
-    "--vec", "dummy", "--envs", "2", "--n-steps", "128", "--batch-size", "64", "--epochs", "2",
-    "--episode", "round", "--eval-every", "0", "--final-deals", "2",
-    "--checkpoint-every", "256", "--snapshot-every", "256", "--pool-size", "2",
-    "--no-progress", "--workers", "1", "--opponents", "random", "greedy", "self",
-    "--imitate", "none", "--timesteps", "768",
+    "--vec",
+    "dummy",
+    "--envs",
+    "2",
+    "--n-steps",
+    "128",
+    "--batch-size",
+    "64",
+    "--epochs",
+    "2",
+    "--episode",
+    "round",
+    "--eval-every",
+    "0",
+    "--final-deals",
+    "2",
+    "--checkpoint-every",
+    "256",
+    "--snapshot-every",
+    "256",
+    "--pool-size",
+    "2",
+    "--no-progress",
+    "--workers",
+    "1",
+    "--opponents",
+    "random",
+    "greedy",
+    "self",
+    "--imitate",
+    "none",
+    "--timesteps",
+    "768",
 ]
 
 
@@ -214,19 +302,26 @@ def _same_weights(a: Path, b: Path) -> list[str]:
 
 @pytest.mark.parametrize("step", [256, 512])
 def test_resume_from_step_n_gives_the_uninterrupted_runs_weights_bit_for_bit(
-        tiny_run, tmp_path, step):
+    tiny_run, tmp_path, step
+):
     checkpoint = tiny_run.parent / "a_checkpoints" / f"step_{step:09d}.ckpt"
     out = tmp_path / "b.safetensors"
     assert main(TINY + ["--out", str(out), "--resume", str(checkpoint)]) == 0
     assert _same_weights(tiny_run, out) == []
     # The checkpoints' own policies agree too, and were taken after their update: the
     # resumed run's checkpoint of step 768 is the uninterrupted one's.
-    assert _same_weights(tiny_run.parent / "a_checkpoints" / "step_000000768.safetensors",
-                         tmp_path / "b_checkpoints" / "step_000000768.safetensors") == []
+    assert (
+        _same_weights(
+            tiny_run.parent / "a_checkpoints" / "step_000000768.safetensors",
+            tmp_path / "b_checkpoints" / "step_000000768.safetensors",
+        )
+        == []
+    )
 
 
 def test_resume_skips_a_damaged_last_checkpoint_and_uses_the_previous_one(
-        tiny_run, tmp_path, capsys):
+    tiny_run, tmp_path, capsys
+):
     folder = tmp_path / "a_checkpoints"
     shutil.copytree(tiny_run.parent / "a_checkpoints", folder)
     last = folder / "step_000000768.ckpt"
@@ -242,13 +337,24 @@ def test_resume_skips_a_damaged_last_checkpoint_and_uses_the_previous_one(
 
 def test_resume_refuses_flags_that_would_change_the_weights(tiny_run, tmp_path, capsys):
     checkpoint = tiny_run.parent / "a_checkpoints" / "step_000000256.ckpt"
-    code = main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
-                              str(checkpoint), "--lr", "0.0005"])
+    code = main(
+        TINY
+        + ["--out", str(tmp_path / "b.safetensors"), "--resume", str(checkpoint), "--lr", "0.0005"]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "--lr 0.001 (given 0.0005)" in err  # the checkpoint's: train.py's default lr
-    code = main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume",
-                              str(checkpoint), "--features", "obs"])
+    code = main(
+        TINY
+        + [
+            "--out",
+            str(tmp_path / "b.safetensors"),
+            "--resume",
+            str(checkpoint),
+            "--features",
+            "obs",
+        ]
+    )
     assert code == 2  # the checkpoint's network reads the pairs features
     assert "--features 'pairs' (given 'obs')" in capsys.readouterr().err
 
@@ -258,12 +364,40 @@ def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
     shutil.copy(PRETRAINED, out)
     shutil.copy(PRETRAINED.with_suffix(".json"), out.with_suffix(".json"))
     before = out.read_bytes(), out.with_suffix(".json").read_bytes()
-    args = [sys.executable, str(TRAIN_PY), "--out", str(out), "--timesteps",
-            "100000", "--envs", "1", "--n-steps", "64", "--batch-size", "32", "--epochs", "1",
-            "--checkpoint-every", "64", "--eval-every", "0", "--imitate", "none",
-            "--opponents", "random", "--no-progress", "--episode", "round"]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               cwd=tmp_path, start_new_session=True)
+    args = [
+        sys.executable,
+        str(TRAIN_PY),
+        "--out",
+        str(out),
+        "--timesteps",
+        "100000",
+        "--envs",
+        "1",
+        "--n-steps",
+        "64",
+        "--batch-size",
+        "32",
+        "--epochs",
+        "1",
+        "--checkpoint-every",
+        "64",
+        "--eval-every",
+        "0",
+        "--imitate",
+        "none",
+        "--opponents",
+        "random",
+        "--no-progress",
+        "--episode",
+        "round",
+    ]
+    process = subprocess.Popen(
+        args,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
     try:
         deadline = time.time() + 120
         folder = tmp_path / "model_checkpoints"
@@ -294,6 +428,7 @@ def test_exact_resume_also_holds_with_subprocess_envs(tmp_path):
 
 
 # ---------------------------------------------------------------------------- the batched path
+
 
 def _without(flags: list[str], *names: str) -> list[str]:
     """``flags`` without the options ``names`` and their values."""
@@ -330,7 +465,9 @@ def test_the_default_path_is_the_batched_env_and_logs_its_episodes(batched_run):
     assert isinstance(venv.core.rng, np.random.Generator)
     # The self-play pool was pushed into the batch: the snapshot of step 0, then of 256.
     assert [Path(s.split(":")[0]).name for s in venv.core.opponent_specs[-2:]] == [
-        "snapshot_000000000.safetensors", "snapshot_000000256.safetensors"]
+        "snapshot_000000000.safetensors",
+        "snapshot_000000256.safetensors",
+    ]
     rows = list(csv.DictReader((batched_run.parent / "a_log.csv").open()))
     assert int(rows[-1]["timesteps"]) == 768
     assert sum(int(r["episodes"]) for r in rows) > 10  # Monitor-style stats from the batch
@@ -341,7 +478,8 @@ def test_the_default_path_is_the_batched_env_and_logs_its_episodes(batched_run):
 
 @pytest.mark.parametrize("step", [256, 512])
 def test_batched_resume_from_step_n_gives_the_uninterrupted_runs_weights_bit_for_bit(
-        batched_run, tmp_path, step, capsys):
+    batched_run, tmp_path, step, capsys
+):
     checkpoint = batched_run.parent / "a_checkpoints" / f"step_{step:09d}.ckpt"
     out = tmp_path / "b.safetensors"
     # --vec, --envs and --n-steps not given: the checkpoint's values are taken.
@@ -349,29 +487,41 @@ def test_batched_resume_from_step_n_gives_the_uninterrupted_runs_weights_bit_for
     assert main(flags + ["--out", str(out), "--resume", str(checkpoint)]) == 0
     assert "on 8 batched envs" in capsys.readouterr().out
     assert _same_weights(batched_run, out) == []
-    assert _same_weights(batched_run.parent / "a_checkpoints" / "step_000000768.safetensors",
-                         tmp_path / "b_checkpoints" / "step_000000768.safetensors") == []
+    assert (
+        _same_weights(
+            batched_run.parent / "a_checkpoints" / "step_000000768.safetensors",
+            tmp_path / "b_checkpoints" / "step_000000768.safetensors",
+        )
+        == []
+    )
 
 
 def test_batched_resume_refuses_another_path_or_size(batched_run, tmp_path, capsys):
     checkpoint = batched_run.parent / "a_checkpoints" / "step_000000256.ckpt"
-    for extra, message in ((["--vec", "dummy"], "--vec 'batched' (given 'dummy')"),
-                           (["--envs", "4"], "--envs 8 (given 4)")):
-        code = main(TINY_BATCHED + extra + ["--out", str(tmp_path / "b.safetensors"),
-                                                  "--resume", str(checkpoint)])
+    for extra, message in (
+        (["--vec", "dummy"], "--vec 'batched' (given 'dummy')"),
+        (["--envs", "4"], "--envs 8 (given 4)"),
+    ):
+        code = main(
+            TINY_BATCHED
+            + extra
+            + ["--out", str(tmp_path / "b.safetensors"), "--resume", str(checkpoint)]
+        )
         assert code == 2
         assert message in capsys.readouterr().err
 
 
 def _settled(argv: list[str], monkeypatch, tmp_path: Path):
     """The config train() would run (no training)."""
-    args = build_parser().parse_args(argv + ["--out", str(tmp_path / "m.safetensors"),
-                                             "--no-progress"])
+    args = build_parser().parse_args(
+        argv + ["--out", str(tmp_path / "m.safetensors"), "--no-progress"]
+    )
     return settle(config_of(args))
 
 
 def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
-        monkeypatch, tmp_path, capsys):
+    monkeypatch, tmp_path, capsys
+):
     args = _settled([], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("batched", 256, 16)
     assert type(args.envs) is int and type(args.n_steps) is int  # plain ints in checkpoints
@@ -384,20 +534,21 @@ def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
     assert _settled(["--envs", "8", "--n-steps", "16"], monkeypatch, tmp_path).batch_size == 128
     args = _settled(["--vec", "subproc", "--envs", "2"], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("subproc", 2, 512)
-    args = _settled(["--envs", "16", "--n-steps", "8", "--batch-size", "128"], monkeypatch,
-                    tmp_path)
+    args = _settled(
+        ["--envs", "16", "--n-steps", "8", "--batch-size", "128"], monkeypatch, tmp_path
+    )
     assert (args.vec, args.envs, args.n_steps) == ("batched", 16, 8)
     capsys.readouterr()
-    args = _settled(["--opponents", "greedy", "search:rollouts=2", "self"], monkeypatch,
-                    tmp_path)
+    args = _settled(["--opponents", "greedy", "search:rollouts=2", "self"], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
     out = capsys.readouterr().out.strip().splitlines()
-    assert out == ["train.py: --vec batched: using dummy instead: it does not play the "
-                   "opponent 'search:rollouts=2' (it plays random, greedy, counting and model "
-                   "files)"]
+    assert out == [
+        "train.py: --vec batched: using dummy instead: it does not play the "
+        "opponent 'search:rollouts=2' (it plays random, greedy, counting and model "
+        "files)"
+    ]
     # The batch is 256 x 16 = 4,096 samples: a larger minibatch is refused before any work.
-    with pytest.raises(ValueError, match="--batch-size must be at most --n-steps x --envs = "
-                       "4096"):
+    with pytest.raises(ValueError, match="--batch-size must be at most --n-steps x --envs = 4096"):
         _settled(["--batch-size", "8192"], monkeypatch, tmp_path)
     assert main(["--batch-size", "8192", "--out", str(tmp_path / "m.safetensors")]) == 2
     assert "--batch-size must be at most --n-steps x --envs = 4096" in capsys.readouterr().err
@@ -415,8 +566,7 @@ def test_set_opponents_mid_episode_keeps_the_policies_of_episodes_under_way():
     playing (as in TrashSoloEnv) though the new pool's indices point elsewhere."""
     from trash_env.vector import TrashVecEnv
 
-    vec = TrashVecEnv(16, ["random", f"{PRETRAINED}:deterministic=false"], seed=1,
-                      episode="round")
+    vec = TrashVecEnv(16, ["random", f"{PRETRAINED}:deterministic=false"], seed=1, episode="round")
     vec.reset()
     seated = vec.core.policy_of.copy()
     assert (seated == 1).any()

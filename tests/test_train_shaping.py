@@ -75,8 +75,9 @@ def _play_shaped(coef: float, episodes: int, **options) -> list[dict]:
     """Random legal learner moves in ProgressShaping(Monitor(TrashSoloEnv)); per episode the
     shaping terms, the rewards, and per step the potential and deal-end potential read from
     the game."""
-    env = ProgressShaping(Monitor(TrashSoloEnv(opponents=["greedy"], round_rewards=True,
-                                               **options)), coef)
+    env = ProgressShaping(
+        Monitor(TrashSoloEnv(opponents=["greedy"], round_rewards=True, **options)), coef
+    )
     rng = np.random.default_rng(0)
     env.reset(seed=7)
     solo = env.unwrapped
@@ -89,12 +90,17 @@ def _play_shaped(coef: float, episodes: int, **options) -> list[dict]:
             _, reward, terminated, truncated, info = env.step(action)
             ended = terminated or truncated
             g = solo.game
-            steps.append({
-                "term": info["shaping"], "true": reward - info["shaping"],
-                "new_deal": g.deal_number != deals,
-                "end": last_deal_end_potential(g, solo.seat) if g.deal_number != deals else None,
-                "phi": 0.0 if ended else game_potential(g, solo.seat),
-            })
+            steps.append(
+                {
+                    "term": info["shaping"],
+                    "true": reward - info["shaping"],
+                    "new_deal": g.deal_number != deals,
+                    "end": last_deal_end_potential(g, solo.seat)
+                    if g.deal_number != deals
+                    else None,
+                    "phi": 0.0 if ended else game_potential(g, solo.seat),
+                }
+            )
             deals = g.deal_number
             if ended:
                 out.append({"steps": steps, "info": info, "truncated": g.truncated})
@@ -132,7 +138,8 @@ def test_wrapper_pays_progress_and_telescopes_within_each_deal() -> None:
         for k, (a, b) in enumerate(zip(cut[:-1], cut[1:], strict=True)):
             opening = steps[a - 1]["phi"] if k else 0.0  # a deal's progress before our 1st step
             assert sum(s["term"] for s in steps[a:b]) == pytest.approx(
-                coef * (steps[b - 1]["end"] - opening) + coef * steps[b - 1]["phi"])
+                coef * (steps[b - 1]["end"] - opening) + coef * steps[b - 1]["phi"]
+            )
     assert any(s["term"] > 0 for ep in episodes for s in ep["steps"])
 
 
@@ -166,7 +173,8 @@ def test_train_anneals_the_coefficient_to_zero() -> None:
     run = Run(TrainConfig(shaping=2, shaping_until=0.5, timesteps=1000, net="8"))
     assert run.shaping_end == 500
     assert [run.shaping_at(s) for s in (0, 250, 499, 500, 900)] == pytest.approx(
-        [2.0, 1.0, 2.0 * (1 - 499 / 500), 0.0, 0.0])
+        [2.0, 1.0, 2.0 * (1 - 499 / 500), 0.0, 0.0]
+    )
     assert TrainConfig().shaping == DEFAULT_SHAPING == 0.0
 
 
@@ -179,11 +187,40 @@ def _png_size(path: Path) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def shaped_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("shaped") / "m.safetensors"
-    argv = ["--timesteps", "1536", "--envs", "8", "--n-steps", "64", "--batch-size", "256",
-            "--epochs", "1", "--start-size", "3", "--shaping", "1.5", "--shaping-until", "0.5",
-            "--eval-every", "512", "--eval-deals", "6", "--final-deals", "10", "--workers", "1",
-            "--checkpoint-every", "100000", "--opponents", "greedy", "random", "--no-progress",
-            "--out", str(out)]
+    argv = [
+        "--timesteps",
+        "1536",
+        "--envs",
+        "8",
+        "--n-steps",
+        "64",
+        "--batch-size",
+        "256",
+        "--epochs",
+        "1",
+        "--start-size",
+        "3",
+        "--shaping",
+        "1.5",
+        "--shaping-until",
+        "0.5",
+        "--eval-every",
+        "512",
+        "--eval-deals",
+        "6",
+        "--final-deals",
+        "10",
+        "--workers",
+        "1",
+        "--checkpoint-every",
+        "100000",
+        "--opponents",
+        "greedy",
+        "random",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     return out
 
@@ -193,8 +230,7 @@ def test_the_log_and_the_curve_hold_every_series(shaped_run) -> None:
     assert [int(r["timesteps"]) for r in rows] == [0, 512, 1024, 1536]
     for r in rows:  # periodic evaluations against both baselines, with their intervals
         for prefix in ("eval", "random"):
-            low, rate, high = (float(r[f"{prefix}_{k}"]) for k in ("ci_low", "win_rate",
-                                                                    "ci_high"))
+            low, rate, high = (float(r[f"{prefix}_{k}"]) for k in ("ci_low", "win_rate", "ci_high"))
             assert 0 <= low <= rate <= high <= 1
             assert int(r[f"{prefix}_games"]) == 12
     for r in rows[1:]:  # training figures and throughput between rows
@@ -203,7 +239,8 @@ def test_the_log_and_the_curve_hold_every_series(shaped_run) -> None:
     # The coefficient logged is the one of the rollouts up to the row, 1.5 x (1 - step / 768)
     # at each rollout's start.
     assert [float(r["shaping_coef"]) for r in rows] == pytest.approx(
-        [1.5, 1.5, 1.5 * (1 - 512 / 768), 0.0])
+        [1.5, 1.5, 1.5 * (1 - 512 / 768), 0.0]
+    )
     width, height = _png_size(shaped_run.parent / "m_curve.png")
     assert width >= 500 and height > width  # three stacked panels
 
@@ -213,12 +250,12 @@ def test_shaped_training_is_recorded_and_the_evaluation_scores_the_true_result(s
     from trash_env.rules import Rules
 
     sidecar = json.loads(shaped_run.with_suffix(".json").read_text())
-    assert sidecar["shaping"] == {"reward": "progress potential", "coef": 1.5,
-                                  "zero_at_step": 768}
+    assert sidecar["shaping"] == {"reward": "progress potential", "coef": 1.5, "zero_at_step": 768}
     # The final figures are those of the saved policy played alone on duplicate deals:
     # nothing of the training envs (the shaping) is in them.
-    report = evaluate([str(shaped_run), "greedy"], rules=Rules(start_size=3), deals=10,
-                      seed=sidecar["seed"] + 1)
+    report = evaluate(
+        [str(shaped_run), "greedy"], rules=Rules(start_size=3), deals=10, seed=sidecar["seed"] + 1
+    )
     mine = report.agents[str(shaped_run)]
     assert sidecar["evaluation"]["greedy"]["wins"] == mine["wins"]
     assert sidecar["evaluation"]["greedy"]["games"] == 20
@@ -226,11 +263,39 @@ def test_shaped_training_is_recorded_and_the_evaluation_scores_the_true_result(s
 
 def test_dummy_path_trains_with_the_shaping_wrapper(tmp_path) -> None:
     out = tmp_path / "d.safetensors"
-    argv = ["--vec", "dummy", "--timesteps", "512", "--envs", "2", "--n-steps", "128",
-            "--batch-size", "128", "--epochs", "1", "--start-size", "3", "--shaping", "1",
-            "--shaping-until", "0.5",
-            "--eval-every", "0", "--final-deals", "2", "--workers", "1", "--opponents",
-            "greedy", "--checkpoint-every", "256", "--no-progress", "--out", str(out)]
+    argv = [
+        "--vec",
+        "dummy",
+        "--timesteps",
+        "512",
+        "--envs",
+        "2",
+        "--n-steps",
+        "128",
+        "--batch-size",
+        "128",
+        "--epochs",
+        "1",
+        "--start-size",
+        "3",
+        "--shaping",
+        "1",
+        "--shaping-until",
+        "0.5",
+        "--eval-every",
+        "0",
+        "--final-deals",
+        "2",
+        "--workers",
+        "1",
+        "--opponents",
+        "greedy",
+        "--checkpoint-every",
+        "256",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     state = read_checkpoint(tmp_path / "d_checkpoints" / "step_000000256.ckpt")
     env = state["envs"][0]
@@ -245,9 +310,11 @@ def test_turning_the_shaping_on_later_pays_what_a_follower_from_the_start_pays(s
     """At coefficient 0 the wrapper follows nothing; set_shaping(c) then picks the episode up
     where it stands: from there on it pays, step by step, what a wrapper shaped from the start
     pays (switch_at 0 and 1: right after a reset and after the first step)."""
+
     def make(coef: float) -> ProgressShaping:
-        env = ProgressShaping(Monitor(TrashSoloEnv(opponents=["greedy"], round_rewards=True,
-                                                   start_size=3)), coef)
+        env = ProgressShaping(
+            Monitor(TrashSoloEnv(opponents=["greedy"], round_rewards=True, start_size=3)), coef
+        )
         env.reset(seed=11)
         return env
 

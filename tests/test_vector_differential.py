@@ -32,17 +32,51 @@ VARIANTS = [
     ({"num_players": 6, "wilds": "faces", "jokers": True, "reshuffle": "all"}, 100, 50),
     ({"wilds": "none", "target_size": 5, "max_deals": 3}, 1000, 250),
     ({"losers_reveal": True, "free_draws": 3, "call_trash": True}, 600, 150),
-    ({"num_players": 3, "call_trash": True, "first_player": "rotate", "episode": "round"},
-     1200, 300),
+    (
+        {"num_players": 3, "call_trash": True, "first_player": "rotate", "episode": "round"},
+        1200,
+        300,
+    ),
     ({"start_size": 3, "jokers": True, "wilds": "faces", "max_turns": 60}, 1200, 300),
     ({"num_players": 5, "num_decks": 1, "start_size": 3, "target_size": 1}, 1000, 250),
     ({"start_size": 1, "reshuffle": "all", "call_trash": True}, 1200, 300),
-    ({"losers_reveal": True, "reshuffle": "all", "call_trash": True, "max_deals": 2,
-      "first_player": "rotate"}, 1200, 300),
-    ({"num_players": 4, "num_decks": 3, "jokers": True, "call_trash": True,
-      "losers_reveal": True, "start_size": 5, "target_size": 3}, 600, 150),
-    ({"num_players": 2, "num_decks": 2, "wilds": "kings", "losers_reveal": True,
-      "free_draws": 3, "start_size": 4, "episode": "round"}, 1200, 300),
+    (
+        {
+            "losers_reveal": True,
+            "reshuffle": "all",
+            "call_trash": True,
+            "max_deals": 2,
+            "first_player": "rotate",
+        },
+        1200,
+        300,
+    ),
+    (
+        {
+            "num_players": 4,
+            "num_decks": 3,
+            "jokers": True,
+            "call_trash": True,
+            "losers_reveal": True,
+            "start_size": 5,
+            "target_size": 3,
+        },
+        600,
+        150,
+    ),
+    (
+        {
+            "num_players": 2,
+            "num_decks": 2,
+            "wilds": "kings",
+            "losers_reveal": True,
+            "free_draws": 3,
+            "start_size": 4,
+            "episode": "round",
+        },
+        1200,
+        300,
+    ),
 ]
 # Every option of Rules is set to a non-default value by some variant.
 _TOUCHED = {key for options, _, _ in VARIANTS for key in options}
@@ -57,8 +91,17 @@ MASK64 = (1 << 64) - 1
 # The reference keeps the fields of the turn's machinery private: ``_pending_claim`` and so on.
 PER_PLAYER = ("layout", "state", "sizes", "rounds_won", "face_down")
 PRIVATE_PER_PLAYER = ("pending_claim", "completed")
-SCALARS = ("hidden", "held", "current", "decision", "turns", "deal_number", "done", "truncated",
-           "stock_known")
+SCALARS = (
+    "hidden",
+    "held",
+    "current",
+    "decision",
+    "turns",
+    "deal_number",
+    "done",
+    "truncated",
+    "stock_known",
+)
 PRIVATE = ("phase", "free_left", "called", "round_winner", "round_starter")
 PILES = ("stock", "discard")
 
@@ -66,13 +109,23 @@ PILES = ("stock", "discard")
 def reference_state(game: Game) -> tuple:
     bits = game.rng.bit_generator.state
     inner = bits["state"]
-    words = [inner["state"] >> 64, inner["state"] & MASK64, inner["inc"] >> 64,
-             inner["inc"] & MASK64, bits["has_uint32"], bits["uinteger"]]
+    words = [
+        inner["state"] >> 64,
+        inner["state"] & MASK64,
+        inner["inc"] >> 64,
+        inner["inc"] & MASK64,
+        bits["has_uint32"],
+        bits["uinteger"],
+    ]
     private = [getattr(game, "_" + name) for name in PRIVATE_PER_PLAYER]
-    return (*(getattr(game, name) for name in PER_PLAYER), *private,
-            *(getattr(game, name) for name in SCALARS),
-            *(getattr(game, "_" + name) for name in PRIVATE),
-            *(getattr(game, name) for name in PILES), words)
+    return (
+        *(getattr(game, name) for name in PER_PLAYER),
+        *private,
+        *(getattr(game, name) for name in SCALARS),
+        *(getattr(game, "_" + name) for name in PRIVATE),
+        *(getattr(game, name) for name in PILES),
+        words,
+    )
 
 
 def batch_states(batch: VectorGame) -> list[tuple]:
@@ -84,8 +137,12 @@ def batch_states(batch: VectorGame) -> list[tuple]:
     piles = [games[name].tolist() for name in PILES]
     rng = games["rng"].tolist()
     return [
-        (*(column[i] for column in columns), piles[0][i][: counts[0][i]],
-         piles[1][i][: counts[1][i]], rng[i])
+        (
+            *(column[i] for column in columns),
+            piles[0][i][: counts[0][i]],
+            piles[1][i][: counts[1][i]],
+            rng[i],
+        )
         for i in range(batch.batch_size)
     ]
 
@@ -166,9 +223,11 @@ def play_batch(options: dict, batch_size: int, seed: int, observe: float = 0.1) 
     return checker
 
 
-@pytest.mark.parametrize("variant", range(len(VARIANTS)),
-                         ids=[",".join(f"{k}={v}" for k, v in o.items()) or "standard"
-                              for o, _, _ in VARIANTS])
+@pytest.mark.parametrize(
+    "variant",
+    range(len(VARIANTS)),
+    ids=[",".join(f"{k}={v}" for k, v in o.items()) or "standard" for o, _, _ in VARIANTS],
+)
 def test_batch_matches_reference(variant: int) -> None:
     options, games, batch_size = VARIANTS[variant]
     played = observed = 0

@@ -21,8 +21,9 @@ from trash_env.vector.env import SoloBatch, TrashVecEnv, make_vec_env, supports_
 KIND_SPEC = {K.BOT_GREEDY: "greedy", K.BOT_COUNTING: "counting"}
 
 
-def solo_episode(vec: TrashVecEnv, g: int, specs: list[str], round_rewards: bool,
-                 options: dict) -> TrashSoloEnv:
+def solo_episode(
+    vec: TrashVecEnv, g: int, specs: list[str], round_rewards: bool, options: dict
+) -> TrashSoloEnv:
     """A TrashSoloEnv at the start of slot g's current episode."""
     core = vec.core
     solo = TrashSoloEnv(opponents=["greedy"], round_rewards=round_rewards, **options)
@@ -49,11 +50,23 @@ def solo_episode(vec: TrashVecEnv, g: int, specs: list[str], round_rewards: bool
     [
         (["greedy", "counting"], True, {}),
         (["greedy", "counting:discard_weight=0.2"], False, {"num_players": 3, "call_trash": True}),
-        (["counting"], True, {"num_players": 4, "wilds": "faces", "jokers": True,
-                              "losers_reveal": True, "start_size": 5}),
+        (
+            ["counting"],
+            True,
+            {
+                "num_players": 4,
+                "wilds": "faces",
+                "jokers": True,
+                "losers_reveal": True,
+                "start_size": 5,
+            },
+        ),
         (["greedy", "pretrained"], True, {}),
-        (["greedy"], True, {"losers_reveal": True, "free_draws": 3, "episode": "round",
-                            "max_turns": 40}),
+        (
+            ["greedy"],
+            True,
+            {"losers_reveal": True, "free_draws": 3, "episode": "round", "max_turns": 40},
+        ),
     ],
 )
 def test_trajectories_match_trash_solo_env(specs, round_rewards, options) -> None:
@@ -159,8 +172,9 @@ def test_maskable_ppo_learns_on_it_and_logs_episodes() -> None:
     sb3_contrib = pytest.importorskip("sb3_contrib")
     vec = make_vec_env(8, ["random", "greedy"], {"start_size": 3}, seed=0, round_rewards=True)
     assert vec.observation_space.shape == (observation_size(2),)
-    model = sb3_contrib.MaskablePPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1,
-                                    seed=0, device="cpu", verbose=0)
+    model = sb3_contrib.MaskablePPO(
+        "MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu", verbose=0
+    )
     model.learn(total_timesteps=1024)
     assert model.num_timesteps >= 1024
     assert len(model.ep_info_buffer) > 0
@@ -275,8 +289,7 @@ def test_shaping_matches_the_solo_wrapper_and_keeps_the_true_return() -> None:
             if dones[g]:
                 finished += 1
                 assert infos[g]["episode"]["r"] == pytest.approx(returns[g], abs=1e-5)
-                assert infos[g]["episode"]["shaping"] == pytest.approx(shaping_sums[g],
-                                                                       abs=1e-5)
+                assert infos[g]["episode"]["shaping"] == pytest.approx(shaping_sums[g], abs=1e-5)
                 returns[g] = shaping_sums[g] = 0.0
                 solos[g] = shaped(g)
     assert finished >= envs and deal_ends > 3 * envs

@@ -28,12 +28,15 @@ def first_legal(state: dict) -> int:
     return state["legal"][0]
 
 
-@pytest.mark.parametrize("options", [
-    dict(players=2, rules={}),
-    dict(players=3, rules={"wilds": "kings", "jokers": True}),
-    dict(players=2, rules={"call_trash": True, "losers_reveal": True, "free_draws": 3}),
-    dict(players=4, rules={"start_size": 5, "episode": "round"}),
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(players=2, rules={}),
+        dict(players=3, rules={"wilds": "kings", "jokers": True}),
+        dict(players=2, rules={"call_trash": True, "losers_reveal": True, "free_draws": 3}),
+        dict(players=4, rules={"start_size": 5, "episode": "round"}),
+    ],
+)
 def test_a_whole_game_is_logged_and_replays(web, options):
     client, config = web
     rng = np.random.default_rng(0)
@@ -59,8 +62,9 @@ def test_a_whole_game_is_logged_and_replays(web, options):
 
 def test_call_trash_is_the_persons_own(web):
     client, _ = web
-    state = client.post("/api/games", {"opponents": ["random"], "seed": 3,
-                                       "rules": {"call_trash": True}})
+    state = client.post(
+        "/api/games", {"opponents": ["random"], "seed": 3, "rules": {"call_trash": True}}
+    )
     seen_call = False
     for _ in range(5000):
         if state["done"]:
@@ -85,29 +89,32 @@ def test_leaving_writes_an_unfinished_log(web):
     assert status == 404 and "no such game" in answer["error"]
 
 
-@pytest.mark.parametrize("body, words", [
-    ({"opponents": ["human"]}, "bots only"),
-    ({"opponents": ["nobody"]}, "unknown agent"),
-    ({"opponents": ["../x.safetensors"]}, "is a path"),
-    ({"opponents": ["/etc/passwd"]}, "is a path"),
-    ({"opponents": ["m.safetensors"]}, "--models"),
-    ({"opponents": ["x.zip"]}, "zip"),
-    ({"opponents": ["search:rollouts=1000000"]}, "at most 2000"),
-    ({"opponents": ["search:rollouts=x"]}, "rollouts must be int"),
-    ({"opponents": []}, "opponents must be"),
-    ({"opponents": ["greedy"] * 6}, "opponents must be"),
-    ({"players": 7}, "players must be"),
-    ({"players": True}, "players must be"),
-    ({"players": 3, "opponents": ["greedy", "greedy", "greedy"]}, "needs 2"),
-    ({"seat": 3}, "seat must be"),
-    ({"seed": -1}, "seed must be"),
-    ({"rules": {"wilds": "aces"}}, "wilds must be one of"),
-    ({"rules": {"colour": 1}}, "unknown rules option"),
-    ({"rules": {"num_players": 3}}, "players"),
-    ({"rules": []}, "rules must be"),
-    ({"colour": "red"}, "unknown field"),
-    ([1, 2], "JSON object"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ({"opponents": ["human"]}, "bots only"),
+        ({"opponents": ["nobody"]}, "unknown agent"),
+        ({"opponents": ["../x.safetensors"]}, "is a path"),
+        ({"opponents": ["/etc/passwd"]}, "is a path"),
+        ({"opponents": ["m.safetensors"]}, "--models"),
+        ({"opponents": ["x.zip"]}, "zip"),
+        ({"opponents": ["search:rollouts=1000000"]}, "at most 2000"),
+        ({"opponents": ["search:rollouts=x"]}, "rollouts must be int"),
+        ({"opponents": []}, "opponents must be"),
+        ({"opponents": ["greedy"] * 6}, "opponents must be"),
+        ({"players": 7}, "players must be"),
+        ({"players": True}, "players must be"),
+        ({"players": 3, "opponents": ["greedy", "greedy", "greedy"]}, "needs 2"),
+        ({"seat": 3}, "seat must be"),
+        ({"seed": -1}, "seed must be"),
+        ({"rules": {"wilds": "aces"}}, "wilds must be one of"),
+        ({"rules": {"colour": 1}}, "unknown rules option"),
+        ({"rules": {"num_players": 3}}, "players"),
+        ({"rules": []}, "rules must be"),
+        ({"colour": "red"}, "unknown field"),
+        ([1, 2], "JSON object"),
+    ],
+)
 def test_bad_new_games_get_one_line_reasons(web, body, words):
     client, _ = web
     status, answer = client.request("POST", "/api/games", body)
@@ -126,22 +133,35 @@ def test_bad_moves_and_requests(web):
         assert status == 400 and "legal actions" in answer["error"], (action, answer)
     status, answer = client.request("POST", f"/api/games/{game}/act", raw=b"{not json")
     assert status == 400 and "JSON" in answer["error"]
-    status, answer = client.request("POST", f"/api/games/{game}/act",
-                                    raw=b" " * (64 * 1024 + 1))
+    status, answer = client.request("POST", f"/api/games/{game}/act", raw=b" " * (64 * 1024 + 1))
     assert status == 413
     status, answer = client.request("GET", f"/api/games/{game}?since=-3")
     assert status == 400 and "since" in answer["error"]
     assert client.post(f"/api/games/{game}/step")["legal"] == state["legal"]  # not a bot's turn
-    for path in ("/api/nothing", "/nothing", "/static/../server.py", "/static/app.py",
-                 "/api/games/nope"):
+    for path in (
+        "/api/nothing",
+        "/nothing",
+        "/static/../server.py",
+        "/static/app.py",
+        "/api/games/nope",
+    ):
         status, answer = client.request("GET", path)
         assert status == 404, path
 
 
-@pytest.mark.parametrize("name", [
-    "../secret.json", "..%2Fsecret.json", "%2E%2E%2Fsecret.json", ".hidden.json", "a/b.json",
-    "secret", "link.json", "%00.json",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../secret.json",
+        "..%2Fsecret.json",
+        "%2E%2E%2Fsecret.json",
+        ".hidden.json",
+        "a/b.json",
+        "secret",
+        "link.json",
+        "%00.json",
+    ],
+)
 def test_files_outside_the_folders_are_refused(web, tmp_path, name):
     client, config = web
     (tmp_path / "secret.json").write_text(json.dumps({"format": "trash_env.play/1"}))
@@ -172,18 +192,21 @@ def test_options_list_bots_rules_and_models(tmp_path):
         assert options["models"] == ["mine.safetensors"]
         names = {r["name"] for r in options["rules"]}
         assert {"wilds", "call_trash", "episode"} <= names
-        status, answer = client.request("POST", "/api/games",
-                                        {"opponents": ["mine.safetensors"]})
+        status, answer = client.request("POST", "/api/games", {"opponents": ["mine.safetensors"]})
         assert status == 400 and "error" in answer  # an empty file is no model
 
 
 def test_the_page_and_its_files_are_served(web):
     client, _ = web
-    for path, kind in (("/", "text/html"), ("/static/app.js", "text/javascript"),
-                       ("/static/app.css", "text/css"), ("/static/table.js", "text/javascript"),
-                       ("/static/play.js", "text/javascript"),
-                       ("/static/watch.js", "text/javascript"),
-                       ("/static/rank.js", "text/javascript")):
+    for path, kind in (
+        ("/", "text/html"),
+        ("/static/app.js", "text/javascript"),
+        ("/static/app.css", "text/css"),
+        ("/static/table.js", "text/javascript"),
+        ("/static/play.js", "text/javascript"),
+        ("/static/watch.js", "text/javascript"),
+        ("/static/rank.js", "text/javascript"),
+    ):
         with urllib.request.urlopen(client.base + path, timeout=30) as answer:
             assert answer.headers["Content-Type"].startswith(kind)
             assert "default-src 'self'" in answer.headers["Content-Security-Policy"]
@@ -200,8 +223,10 @@ def test_the_package_data_ships_every_page_file():
     patterns = project["tool"]["setuptools"]["package-data"]["agents.web"]
     assert "agents.web" in project["tool"]["setuptools"]["packages"]
     assert project["project"]["scripts"]["trash-web"] == "agents.web.__main__:main"
-    files = sorted(p.relative_to(root / "agents" / "web").as_posix()
-                   for p in (root / "agents" / "web" / "static").iterdir())
+    files = sorted(
+        p.relative_to(root / "agents" / "web").as_posix()
+        for p in (root / "agents" / "web" / "static").iterdir()
+    )
     assert files and all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
 
 
@@ -233,8 +258,7 @@ def test_a_model_file_of_the_models_folder_plays(tmp_path):
         assert state["names"][1] == "mine (seat 2)"
         for _ in range(20):
             if state["legal"]:
-                state = client.post(f"/api/games/{state['id']}/act",
-                                    {"action": state["legal"][0]})
+                state = client.post(f"/api/games/{state['id']}/act", {"action": state["legal"][0]})
             else:
                 state = client.post(f"/api/games/{state['id']}/step")
         log = read_log(config.logs / client.post(f"/api/games/{state['id']}/leave")["log"])

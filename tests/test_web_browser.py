@@ -26,9 +26,17 @@ from trash_env.engine import Game
 from trash_env.rules import Rules
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1200,900"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1200,900",
+]
 WAIT = 60  # seconds for anything the page must show (the machine may be loaded)
 
 
@@ -77,9 +85,9 @@ def wait(driver, condition, message: str):
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT, poll_frequency=0.02,
-                         ignored_exceptions=[StaleElementReferenceException]).until(condition,
-                                                                                    message)
+    return WebDriverWait(
+        driver, WAIT, poll_frequency=0.02, ignored_exceptions=[StaleElementReferenceException]
+    ).until(condition, message)
 
 
 def shown(driver, css: str) -> list:
@@ -119,8 +127,11 @@ def test_a_whole_game_by_clicks_ends_as_the_engine_says(browser, tmp_path):
         counts = {"click": 0, "key": 0, "call": 0, "deal": 0}
         for move in range(3000):
             try:
-                found = wait(browser, lambda d: shown(d, "#new-game, #next-deal, #call, "
-                                                         ".clickable, #decline"), "nothing to do")
+                found = wait(
+                    browser,
+                    lambda d: shown(d, "#new-game, #next-deal, #call, .clickable, #decline"),
+                    "nothing to do",
+                )
                 ids = {e.get_attribute("id") for e in found}
                 if "new-game" in ids:
                     break
@@ -189,6 +200,7 @@ def test_only_the_legal_actions_are_clickable(browser, tmp_path):
         browser.find_element("id", "opponent-2").clear()
         browser.find_element("id", "opponent-2").send_keys("counting")
         browser.find_element("id", "start").click()
+
         def your_turn(driver):
             """The page's state once it waits for the person; a deal's summary is closed."""
             for button in shown(driver, "#next-deal"):
@@ -196,14 +208,17 @@ def test_only_the_legal_actions_are_clickable(browser, tmp_path):
                 return None
             return driver.execute_script(
                 "const s = T.views.play.state; return s && s.legal.length && "
-                "!T.views.play.busy && document.getElementById('overlay').hidden ? s : null")
+                "!T.views.play.busy && document.getElementById('overlay').hidden ? s : null"
+            )
 
         decisions = set()
         for turn in range(16):
             state = wait(browser, your_turn, "the person's turn does not come")
             wanted = {f"slot-{a + 1}" if a < 10 else ACTION_IDS[a] for a in state["legal"]}
-            offered = {e.get_attribute("id") for e in shown(
-                browser, ".clickable, #decline, #call, #silent")}
+            offered = {
+                e.get_attribute("id")
+                for e in shown(browser, ".clickable, #decline, #call, #silent")
+            }
             assert offered == wanted, (state["decision"], state["legal"])
             decisions.add(state["decision"])
             if turn == 5:
@@ -227,8 +242,11 @@ def test_a_log_plays_back_forward_back_and_open(browser, tmp_path):
         browser.get(client.base + "/#watch/log/" + final["log"])
 
         def at(k):
-            return wait(browser, lambda d: d.find_element("id", "w-step").text ==
-                        f"step {k} of {steps}", f"not at step {k}")
+            return wait(
+                browser,
+                lambda d: d.find_element("id", "w-step").text == f"step {k} of {steps}",
+                f"not at step {k}",
+            )
 
         at(0)
         errors(browser)
@@ -243,13 +261,17 @@ def test_a_log_plays_back_forward_back_and_open(browser, tmp_path):
         view.select_by_value("all")
         assert len(shown(browser, "#watch-table .seat .card.peek")) > 0  # ranks shown
         assert len(shown(browser, "#watch-table .seat .card.back")) == len(
-            shown(browser, "#watch-table .seat .card.peek"))
+            shown(browser, "#watch-table .seat .card.peek")
+        )
         view.select_by_value("0")
         assert shown(browser, "#watch-table .card.peek") == []
         Select(browser.find_element("id", "w-speed")).select_by_value("60")
         browser.find_element("id", "w-play").click()
-        wait(browser, lambda d: int(d.find_element("id", "w-step").text.split()[1]) > 8,
-             "play does not move")
+        wait(
+            browser,
+            lambda d: int(d.find_element("id", "w-step").text.split()[1]) > 8,
+            "play does not move",
+        )
         browser.find_element("id", "w-play").click()
         paused = browser.find_element("id", "w-step").text
         assert browser.find_element("id", "w-play").text == "Play"
@@ -268,8 +290,22 @@ def test_a_log_plays_back_forward_back_and_open(browser, tmp_path):
 def test_a_report_opens_as_a_leaderboard_with_links_to_games(browser, tmp_path):
     folder = tmp_path / "reports"
     folder.mkdir()
-    assert evaluate.main(["--agents", *SPECS, "counting", "--games", "12", "--json",
-                          str(folder / "report.json"), "--quiet", "--no-progress"]) == 0
+    assert (
+        evaluate.main(
+            [
+                "--agents",
+                *SPECS,
+                "counting",
+                "--games",
+                "12",
+                "--json",
+                str(folder / "report.json"),
+                "--quiet",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     report = json.loads((folder / "report.json").read_text())
     report["games"] = {"dir": "games", "index": saved_games(folder / "games", 4)}
     (folder / "report.json").write_text(json.dumps(report))
@@ -293,8 +329,11 @@ def test_a_report_opens_as_a_leaderboard_with_links_to_games(browser, tmp_path):
         links = wait(browser, lambda d: shown(d, "#pair-list a"), "no games listed")
         assert len(links) == 4
         links[0].click()
-        wait(browser, lambda d: d.find_element("id", "w-step").text.startswith("step 0 of"),
-             "the saved game does not open")
+        wait(
+            browser,
+            lambda d: d.find_element("id", "w-step").text.startswith("step 0 of"),
+            "the saved game does not open",
+        )
         assert errors(browser) == []
 
 

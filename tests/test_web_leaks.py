@@ -21,8 +21,10 @@ from agents.web.state import open_state
 VARIANTS = [
     dict(players=2, rules={}),
     dict(players=3, rules={"jokers": True, "losers_reveal": True}),
-    dict(players=2, rules={"wilds": "none", "losers_reveal": True, "free_draws": 3,
-                           "call_trash": True}),
+    dict(
+        players=2,
+        rules={"wilds": "none", "losers_reveal": True, "free_draws": 3, "call_trash": True},
+    ),
     dict(players=6, rules={"wilds": "kings", "reshuffle": "all", "target_size": 8}),
     dict(players=4, rules={"start_size": 5, "wilds": "faces", "first_player": "rotate"}),
 ]
@@ -38,8 +40,7 @@ def test_redealt_hidden_cards_change_nothing_sent(tmp_path, options):
     changed = {"resample": 0, "slots": 0, "stock": 0}
     with serving(tmp_path / "logs") as (client, config):
         for seed in range(1):
-            state = client.post("/api/games", {"opponents": ["counting"], "seed": seed,
-                                               **options})
+            state = client.post("/api/games", {"opponents": ["counting"], "seed": seed, **options})
             game_id = state["id"]
             game = config.tables[game_id].game
             while not state["done"]:

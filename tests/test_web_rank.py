@@ -36,16 +36,30 @@ def saved_games(folder: Path, count: int) -> list[dict]:
         log = build_log(game, seed=seed, seat=0, specs=specs, names=names, actions=actions)
         name = f"{i:06d}.json"
         (folder / name).write_text(json.dumps(log))
-        index.append({"file": name, "specs": specs, "deal_seed": seed,
-                      "winners": list(game.winners)})
+        index.append(
+            {"file": name, "specs": specs, "deal_seed": seed, "winners": list(game.winners)}
+        )
     return index
 
 
 @pytest.fixture(scope="module")
 def report_folder(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("reports")
-    assert evaluate.main(["--agents", *SPECS, "--games", "8", "--json",
-                          str(folder / "plain.json"), "--quiet", "--no-progress"]) == 0
+    assert (
+        evaluate.main(
+            [
+                "--agents",
+                *SPECS,
+                "--games",
+                "8",
+                "--json",
+                str(folder / "plain.json"),
+                "--quiet",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     report = json.loads((folder / "plain.json").read_text())
     report["games"] = {"dir": "games", "index": saved_games(folder / "games", 4)}
     (folder / "linked.json").write_text(json.dumps(report))
@@ -64,7 +78,9 @@ def test_a_report_opens_as_a_leaderboard(tmp_path, report_folder):
         for a in board["agents"]:
             assert 0 <= a["ci95"][0] <= a["win_rate"] <= a["ci95"][1] <= 1
         assert {(p["agent"], p["opponent"]) for p in board["pairs"]} == {
-            ("greedy", "random"), ("random", "greedy")}
+            ("greedy", "random"),
+            ("random", "greedy"),
+        }
         assert board["saved"] is None and board["par"] == 0.5
         status, answer = client.request("GET", "/api/reports/notes.json")
         assert status == 400 and "not an evaluate.py report" in answer["error"]
@@ -93,15 +109,37 @@ def test_saved_games_outside_the_folders_are_not_served(tmp_path, report_folder)
         assert status == 404 and "no such saved game" in answer["error"]
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"agents_order": "greedy"}, "agents_order"),
-    ({"agents": {}}, "is missing"),
-    ({"rules": {"wilds": "aces"}}, "rules"),
-    ({"pairs": {"x": {"agent": "nobody", "opponent": "greedy", "rate": 0.5,
-                      "ci95": [0, 1], "comparisons": 1}}}, "not in agents_order"),
-    ({"games": {"dir": "games", "index": [{"file": "../x.json", "specs": [],
-                                           "winners": []}]}}, "file"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"agents_order": "greedy"}, "agents_order"),
+        ({"agents": {}}, "is missing"),
+        ({"rules": {"wilds": "aces"}}, "rules"),
+        (
+            {
+                "pairs": {
+                    "x": {
+                        "agent": "nobody",
+                        "opponent": "greedy",
+                        "rate": 0.5,
+                        "ci95": [0, 1],
+                        "comparisons": 1,
+                    }
+                }
+            },
+            "not in agents_order",
+        ),
+        (
+            {
+                "games": {
+                    "dir": "games",
+                    "index": [{"file": "../x.json", "specs": [], "winners": []}],
+                }
+            },
+            "file",
+        ),
+    ],
+)
 def test_broken_reports_get_a_reason(tmp_path, report_folder, change, words):
     report = json.loads((report_folder / "plain.json").read_text()) | change
     folder = tmp_path / "reports"

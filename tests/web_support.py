@@ -20,8 +20,9 @@ class Client:
     def __init__(self, base: str) -> None:
         self.base = base
 
-    def request(self, method: str, path: str, body: object = None,
-                raw: bytes | None = None) -> tuple[int, object]:
+    def request(
+        self, method: str, path: str, body: object = None, raw: bytes | None = None
+    ) -> tuple[int, object]:
         data = raw if raw is not None else None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method)
         if data is not None:
@@ -44,12 +45,14 @@ class Client:
 
 
 @contextmanager
-def serving(logs: Path, reports: Path | None = None, models: Path | None = None
-            ) -> Iterator[tuple[Client, Config]]:
+def serving(
+    logs: Path, reports: Path | None = None, models: Path | None = None
+) -> Iterator[tuple[Client, Config]]:
     config = Config(logs=logs, reports=reports, models=models)
     server = make_server(config, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield Client(f"http://127.0.0.1:{server.server_address[1]}"), config
@@ -68,8 +71,9 @@ def play_out(client: Client, state: dict, choose, limit: int = 20_000) -> dict:
             break
         since = len(events)
         if state["legal"]:
-            state = client.post(f"/api/games/{state['id']}/act",
-                                {"action": choose(state), "since": since})
+            state = client.post(
+                f"/api/games/{state['id']}/act", {"action": choose(state), "since": since}
+            )
         else:
             state = client.post(f"/api/games/{state['id']}/step", {"since": since})
         assert state["events_from"] == since

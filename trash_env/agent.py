@@ -53,9 +53,7 @@ class Agent:
         if seed is not None:
             self.rng = np.random.default_rng(check_seed(seed))
 
-    def act(
-        self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView
-    ) -> int:
+    def act(self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView) -> int:
         raise NotImplementedError
 
     def __repr__(self) -> str:

@@ -29,8 +29,14 @@ def check_int(flag: str, value: object, low: int, high: int) -> int:
     return value
 
 
-def check_float(flag: str, value: object, low: float, high: float, low_open: bool = False,
-                high_open: bool = False) -> float:
+def check_float(
+    flag: str,
+    value: object,
+    low: float,
+    high: float,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """A finite float flag within the given range (ends open or closed), else ``ValueError``
     naming the flag and the allowed values."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):

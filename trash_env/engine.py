@@ -212,7 +212,6 @@ class Game:
 
     # ------------------------------------------------------------------ public API
 
-
     def legal_actions(self) -> list[int]:
         """The actions open to the player to act, ascending; empty once the game is over."""
         decision = self.decision
@@ -374,8 +373,7 @@ class Game:
             for s in range(NUM_SLOTS):
                 card, state = self.layout[p][s], self.state[p][s]
                 if state == ABSENT:
-                    require(card == -1, "a card in an absent slot (player, slot, card)", p, s,
-                            card)
+                    require(card == -1, "a card in an absent slot (player, slot, card)", p, s, card)
                     continue
                 in_layout += 1
                 require(0 <= card < NUM_RANKS, "not a card (player, slot, card)", p, s, card)
@@ -383,18 +381,42 @@ class Game:
                 if state == DOWN:
                     down += 1
                 elif state == NATURAL:
-                    require(card == s + 1, "a natural card in another's slot (player, slot, "
-                            "card)", p, s, card)
+                    require(
+                        card == s + 1,
+                        "a natural card in another's slot (player, slot, card)",
+                        p,
+                        s,
+                        card,
+                    )
                 else:
-                    require(self.wild[card], "a face-up wild that is not wild (player, slot, "
-                            "card)", p, s, card)
+                    require(
+                        self.wild[card],
+                        "a face-up wild that is not wild (player, slot, card)",
+                        p,
+                        s,
+                        card,
+                    )
             # Once the game is over the sizes already hold the next round's layout size.
-            require(self.done or in_layout == self.sizes[p], "layout size (player, cards, "
-                    "size)", p, in_layout, self.sizes[p])
-            require(all(st != ABSENT for st in self.state[p][:in_layout]),
-                    "a gap in the layout (player, states)", p, self.state[p])
-            require(down == self.face_down[p], "face-down count (player, counted, kept)", p,
-                    down, self.face_down[p])
+            require(
+                self.done or in_layout == self.sizes[p],
+                "layout size (player, cards, size)",
+                p,
+                in_layout,
+                self.sizes[p],
+            )
+            require(
+                all(st != ABSENT for st in self.state[p][:in_layout]),
+                "a gap in the layout (player, states)",
+                p,
+                self.state[p],
+            )
+            require(
+                down == self.face_down[p],
+                "face-down count (player, counted, kept)",
+                p,
+                down,
+                self.face_down[p],
+            )
         expected = Counter({rank: total for rank, total in enumerate(self.totals) if total})
         require(counts == expected, "cards not conserved (counted, decks)", counts, expected)
         hidden = [0] * NUM_RANKS

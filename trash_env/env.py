@@ -335,8 +335,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         seat = self._index.get(agent) if isinstance(agent, str) else None
         if seat is None:
             raise ValueError(
-                f"unknown agent {agent!r}: this env's agents are "
-                f"{', '.join(self.possible_agents)}"
+                f"unknown agent {agent!r}: this env's agents are {', '.join(self.possible_agents)}"
             )
         return seat
 

@@ -79,9 +79,9 @@ def check_output_path(flag: str, value: str | Path, suffixes: tuple[str, ...] = 
             break
         parent = parent.parent
     if not parent.is_dir():
-        raise ValueError(f"{flag}: cannot create {str(path)!r}: {str(parent)!r} is not a "
-                         "directory")
+        raise ValueError(f"{flag}: cannot create {str(path)!r}: {str(parent)!r} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"{flag}: cannot write {str(path)!r}: directory {str(parent)!r} is "
-                         "not writable")
+        raise ValueError(
+            f"{flag}: cannot write {str(path)!r}: directory {str(parent)!r} is not writable"
+        )
     return path

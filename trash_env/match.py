@@ -62,8 +62,7 @@ class Match:
             terminal game logs them).
     """
 
-    __slots__ = ("game", "agents", "views", "round_rewards", "deals_paid", "own_calls",
-                 "on_action")
+    __slots__ = ("game", "agents", "views", "round_rewards", "deals_paid", "own_calls", "on_action")
 
     def __init__(
         self,

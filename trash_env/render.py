@@ -33,6 +33,7 @@ DECISION_TEXT = {
     Decision.CALL: 'call "Trash!"',
 }
 
+
 def cell(game: Game, player: int, slot: int) -> str:
     """Four characters for one slot (:func:`trash_env.text.slot_mark`): face-down, natural,
     wild or absent."""

@@ -39,8 +39,14 @@ def _option(
     an integer range (``optional``: ``None`` allowed too) or the allowed ``choices``, the
     command-line ``flags`` people type (default: the name with dashes) and the OpenSpiel
     parameter name (``param``, default: the name)."""
-    spec = {"low": low, "high": high, "choices": choices, "optional": optional,
-            "flags": flags, "param": param}
+    spec = {
+        "low": low,
+        "high": high,
+        "choices": choices,
+        "optional": optional,
+        "flags": flags,
+        "param": param,
+    }
     return field(default=default, metadata={"option": spec})
 
 
@@ -125,10 +131,12 @@ class Rules:
         max_turns: turns after which the episode is truncated; no normal game reaches it.
     """
 
-    num_players: int = _option(2, low=MIN_PLAYERS, high=MAX_PLAYERS,
-                               flags=("--players", "--num-players"), param="players")
-    num_decks: int | None = _option(None, low=1, high=12, optional=True,
-                                    flags=("--decks", "--num-decks"))
+    num_players: int = _option(
+        2, low=MIN_PLAYERS, high=MAX_PLAYERS, flags=("--players", "--num-players"), param="players"
+    )
+    num_decks: int | None = _option(
+        None, low=1, high=12, optional=True, flags=("--decks", "--num-decks")
+    )
     start_size: int = _option(10, low=1, high=NUM_SLOTS)
     wilds: str = _option("jacks", choices=WILDS)
     jokers: bool = _option(False, choices=(False, True))

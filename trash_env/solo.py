@@ -77,6 +77,7 @@ def check_seat(seat: object, num_players: int, name: str) -> int | None:
         )
     return int(seat)
 
+
 class TrashSoloEnv(gym.Env):
     """One learner seat of Trash against a table of opponents.
 
@@ -310,8 +311,12 @@ class TrashSoloEnv(gym.Env):
             info = final_info(game, seat)
             won = bool(info["winners"][seat])
         else:  # every step but the last: no result yet (written out, it is the common case)
-            info = {"placing": 0, "winners": np.zeros(self.rules.num_players, np.int8),
-                    "rounds_won": int(game.rounds_won[seat]), "truncated": False}
+            info = {
+                "placing": 0,
+                "winners": np.zeros(self.rules.num_players, np.int8),
+                "rounds_won": int(game.rounds_won[seat]),
+                "truncated": False,
+            }
             won = False
         return {
             "seat": seat,

@@ -59,8 +59,18 @@ def legend(absent: str, wild: Sequence[bool] | None = None) -> str:
 
 # The event kinds whose ``card`` field is a card (a rank), for describe_event.
 _CARD_KINDS = frozenset(
-    ("draw_stock", "take_discard", "place", "wild", "swap", "pickup", "decline", "discard",
-     "penalty", "reveal")
+    (
+        "draw_stock",
+        "take_discard",
+        "place",
+        "wild",
+        "swap",
+        "pickup",
+        "decline",
+        "discard",
+        "penalty",
+        "reveal",
+    )
 )
 
 

@@ -21,20 +21,41 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m agents.web",
         description="Play Trash in a browser, watch game logs and open evaluate.py reports.",
     )
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
-                        help=f"port to serve on, 0 for a free one (default: {DEFAULT_PORT})")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to bind (default: 127.0.0.1, this machine only; another "
-                        "address lets other machines join your games)")
-    parser.add_argument("--logs", type=Path, default=DEFAULT_LOG_DIR, metavar="DIR",
-                        help=f"game logs: written for every web game, listed in Watch "
-                        f"(default: {DEFAULT_LOG_DIR}, the terminal game's)")
-    parser.add_argument("--reports", type=Path, default=Path("."), metavar="DIR",
-                        help="folder of evaluate.py --json reports listed in Rank "
-                        "(default: the working directory)")
-    parser.add_argument("--models", type=Path, default=None, metavar="DIR",
-                        help="folder of .safetensors models offered as opponents "
-                        "(default: none; the shipped 'pretrained' is always offered)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port to serve on, 0 for a free one (default: {DEFAULT_PORT})",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default: 127.0.0.1, this machine only; another "
+        "address lets other machines join your games)",
+    )
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        default=DEFAULT_LOG_DIR,
+        metavar="DIR",
+        help=f"game logs: written for every web game, listed in Watch "
+        f"(default: {DEFAULT_LOG_DIR}, the terminal game's)",
+    )
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="folder of evaluate.py --json reports listed in Rank (default: the working directory)",
+    )
+    parser.add_argument(
+        "--models",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder of .safetensors models offered as opponents "
+        "(default: none; the shipped 'pretrained' is always offered)",
+    )
     return parser
 
 

@@ -28,8 +28,10 @@ def _fail(field: str, problem: str) -> ValueError:
 
 
 def _number(field: str, value: object, low: float = -math.inf, high: float = math.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-        math.isfinite(value) and low <= value <= high
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (math.isfinite(value) and low <= value <= high)
     ):
         raise _fail(field, f"must be a number from {low:g} to {high:g}")
     return float(value)
@@ -81,17 +83,21 @@ def parse_report(data: bytes) -> dict:
         if not isinstance(a, dict) or not isinstance(a.get("rating"), dict):
             raise _fail(f"agents[{spec!r}]", "is missing")
         placing = a.get("mean_placing")
-        agents.append({
-            "spec": spec,
-            "games": int(_number(f"{spec}.games", a.get("games"), 0)),
-            "wins": _number(f"{spec}.wins", a.get("wins"), 0),
-            "win_rate": _number(f"{spec}.win_rate", a.get("win_rate"), 0, 1),
-            "ci95": _interval(f"{spec}.ci95", a.get("ci95")),
-            "mean_placing": None if placing is None else _number(f"{spec}.mean_placing", placing),
-            "mean_return": _number(f"{spec}.mean_return", a.get("mean_return"), -1, 1e9),
-            "rating": _number(f"{spec}.rating.mu", a["rating"].get("mu")),
-            "rating_sigma": _number(f"{spec}.rating.sigma", a["rating"].get("sigma"), 0),
-        })
+        agents.append(
+            {
+                "spec": spec,
+                "games": int(_number(f"{spec}.games", a.get("games"), 0)),
+                "wins": _number(f"{spec}.wins", a.get("wins"), 0),
+                "win_rate": _number(f"{spec}.win_rate", a.get("win_rate"), 0, 1),
+                "ci95": _interval(f"{spec}.ci95", a.get("ci95")),
+                "mean_placing": None
+                if placing is None
+                else _number(f"{spec}.mean_placing", placing),
+                "mean_return": _number(f"{spec}.mean_return", a.get("mean_return"), -1, 1e9),
+                "rating": _number(f"{spec}.rating.mu", a["rating"].get("mu")),
+                "rating_sigma": _number(f"{spec}.rating.sigma", a["rating"].get("sigma"), 0),
+            }
+        )
     pairs_in = report.get("pairs", {})
     if not isinstance(pairs_in, dict):
         raise _fail("pairs", "must be an object")
@@ -103,13 +109,15 @@ def parse_report(data: bytes) -> dict:
         a, b = _text(f"{key}.agent", p.get("agent")), _text(f"{key}.opponent", p.get("opponent"))
         if a not in order or b not in order:
             raise _fail(f"pairs[{key!r}]", "names an agent not in agents_order")
-        pairs.append({
-            "agent": a,
-            "opponent": b,
-            "rate": _number(f"{key}.rate", p.get("rate"), 0, 1),
-            "ci95": _interval(f"{key}.ci95", p.get("ci95")),
-            "comparisons": int(_number(f"{key}.comparisons", p.get("comparisons"), 0)),
-        })
+        pairs.append(
+            {
+                "agent": a,
+                "opponent": b,
+                "rate": _number(f"{key}.rate", p.get("rate"), 0, 1),
+                "ci95": _interval(f"{key}.ci95", p.get("ci95")),
+                "comparisons": int(_number(f"{key}.comparisons", p.get("comparisons"), 0)),
+            }
+        )
     return {
         "agents": agents,
         "pairs": pairs,
@@ -143,8 +151,7 @@ def _saved_games(games: object, order: list[str]) -> dict | None:
         if not isinstance(specs, list) or not all(s in order for s in specs):
             raise _fail(f"games.index[{i}].specs", "must list agents of agents_order")
         if not isinstance(winners, list) or not all(
-            isinstance(w, int) and not isinstance(w, bool) and 0 <= w < len(specs)
-            for w in winners
+            isinstance(w, int) and not isinstance(w, bool) and 0 <= w < len(specs) for w in winners
         ):
             raise _fail(f"games.index[{i}].winners", "must list seats")
         entries.append({"file": file, "specs": specs, "winners": winners})

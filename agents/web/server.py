@@ -32,8 +32,12 @@ from trash_env.files import atomic_write_text
 from trash_env.rules import Rules, option_spec
 
 STATIC = Path(__file__).resolve().parent / "static"
-STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-                ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+STATIC_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
 MAX_BODY = 64 * 1024  # bytes of a request body (a new game's form is well under 2 KiB)
 MAX_TARGET = 2048  # characters of a request's path and query
 MAX_TABLES = 16  # live games kept; the oldest is left (and logged) to make room
@@ -71,9 +75,15 @@ def rules_form() -> list[dict]:
         if isinstance(default, bool) or not isinstance(default, str):
             choices = ()  # a checkbox, or a number field the server checks (free_draws: 0 or 3)
         kind = "bool" if isinstance(default, bool) else "choice" if choices else "int"
-        out.append({"name": f.name, "default": default, "kind": kind,
-                    "choices": list(choices),
-                    "help": docs.get(f.name, "").replace("%%", "%")})
+        out.append(
+            {
+                "name": f.name,
+                "default": default,
+                "kind": kind,
+                "choices": list(choices),
+                "help": docs.get(f.name, "").replace("%%", "%"),
+            }
+        )
     return out
 
 
@@ -127,8 +137,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Security-Policy",
-                         "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+        self.send_header(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+        )
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -141,8 +153,9 @@ class Handler(BaseHTTPRequestHandler):
         if length is None or not length.isdigit():
             raise BadRequest("a request body needs a Content-Length", HTTPStatus.LENGTH_REQUIRED)
         if int(length) > MAX_BODY:
-            raise BadRequest(f"request body larger than {MAX_BODY} bytes",
-                             HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
+            raise BadRequest(
+                f"request body larger than {MAX_BODY} bytes", HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+            )
         data = self.rfile.read(int(length))
         if not data:
             return {}
@@ -180,8 +193,9 @@ class Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").lower()
         port = str(bound_port)
         if not any(host in (name, f"{name}:{port}") for name in _LOOPBACK_NAMES):
-            raise BadRequest("requests must be addressed to this machine's own address",
-                             HTTPStatus.FORBIDDEN)
+            raise BadRequest(
+                "requests must be addressed to this machine's own address", HTTPStatus.FORBIDDEN
+            )
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's names)
         self._dispatch("GET")
@@ -227,16 +241,22 @@ class Handler(BaseHTTPRequestHandler):
     def _options(self) -> dict:
         models = [f["name"] for f in listing(self.config.models, MODEL_SUFFIX)]
         named = [a for a in known_agents() if a.startswith("pretrained_")]
-        return {"bots": BOTS + named, "models": models, "rules": rules_form(),
-                "players": [2, 6], "logs": str(self.config.logs),
-                "reports": str(self.config.reports) if self.config.reports else None}
+        return {
+            "bots": BOTS + named,
+            "models": models,
+            "rules": rules_form(),
+            "players": [2, 6],
+            "logs": str(self.config.logs),
+            "reports": str(self.config.reports) if self.config.reports else None,
+        }
 
     def _table(self, table_id: str) -> WebTable:
         with self.config.lock:
             table = self.config.tables.get(table_id)
         if table is None:
-            raise BadRequest("no such game (it ended, was left, or the server restarted)",
-                             HTTPStatus.NOT_FOUND)
+            raise BadRequest(
+                "no such game (it ended, was left, or the server restarted)", HTTPStatus.NOT_FOUND
+            )
         return table
 
     def _since(self, source: dict) -> int:

@@ -49,19 +49,23 @@ def resolve_spec(spec: object, models: Path | None) -> tuple[str, str]:
     name, options = parse_spec(spec)
     rollouts = options.get("rollouts", "")
     if name == "search" and rollouts.isdigit() and int(rollouts) > MAX_ROLLOUTS:
-        raise ValueError(f"opponents: search:rollouts may be at most {MAX_ROLLOUTS} here (the "
-                         "person waits for every move of the bot)")
+        raise ValueError(
+            f"opponents: search:rollouts may be at most {MAX_ROLLOUTS} here (the "
+            "person waits for every move of the bot)"
+        )
     if name == "human":
         raise ValueError("opponents: take bots only; your own seat is 'seat'")
     if any(c in name for c in "/\\") or name.startswith("."):
-        raise ValueError(f"opponents: {printable(name)!r} is a path; model files are chosen by "
-                         "file name from the server's --models folder")
+        raise ValueError(
+            f"opponents: {printable(name)!r} is a path; model files are chosen by "
+            "file name from the server's --models folder"
+        )
     if not name.lower().endswith(MODEL_SUFFIX):
         return spec, spec
     if models is None:
         raise ValueError("opponents: model files need the server started with --models DIR")
     path = confined(models, name, MODEL_SUFFIX)
-    return spec, str(path) + spec[len(name):]
+    return spec, str(path) + spec[len(name) :]
 
 
 def _integer(field: str, value: object, low: int, high: int) -> int:
@@ -73,8 +77,9 @@ def _integer(field: str, value: object, low: int, high: int) -> int:
 class WebTable:
     """One game: the person at ``seat``, a bot at every other seat."""
 
-    def __init__(self, rules: Rules, seat: int, specs: list[str], build: list[str],
-                 seed: int) -> None:
+    def __init__(
+        self, rules: Rules, seat: int, specs: list[str], build: list[str], seed: int
+    ) -> None:
         n = rules.num_players
         self.id = secrets.token_urlsafe(12)
         self.lock = threading.Lock()
@@ -103,23 +108,31 @@ class WebTable:
             raise ValueError("the new game must be a JSON object")
         unknown = sorted(set(body) - {"opponents", "players", "seat", "seed", "rules"})
         if unknown:
-            raise ValueError(f"unknown field(s) {', '.join(unknown)[:200]}; allowed: opponents, "
-                             "players, seat, seed, rules")
+            raise ValueError(
+                f"unknown field(s) {', '.join(unknown)[:200]}; allowed: opponents, "
+                "players, seat, seed, rules"
+            )
         opponents = body.get("opponents", ["greedy"])
         if not isinstance(opponents, list) or not 1 <= len(opponents) <= MAX_PLAYERS - 1:
             raise ValueError(f"opponents must be a list of 1 to {MAX_PLAYERS - 1} agent specs")
         players = body.get("players")
-        n = len(opponents) + 1 if players is None else _integer(
-            "players", players, MIN_PLAYERS, MAX_PLAYERS)
+        n = (
+            len(opponents) + 1
+            if players is None
+            else _integer("players", players, MIN_PLAYERS, MAX_PLAYERS)
+        )
         if len(opponents) == 1:
             opponents = opponents * (n - 1)
         elif len(opponents) != n - 1:
-            raise ValueError(f"players {n} needs {n - 1} opponent spec(s), or one for every "
-                             f"seat; got {len(opponents)}")
+            raise ValueError(
+                f"players {n} needs {n - 1} opponent spec(s), or one for every "
+                f"seat; got {len(opponents)}"
+            )
         seat = _integer("seat", body.get("seat", 1), 1, n) - 1
         seed = body.get("seed")
-        seed = secrets.randbelow(2**32) if seed is None else _integer("seed", seed, 0,
-                                                                      SEED_LIMIT - 1)
+        seed = (
+            secrets.randbelow(2**32) if seed is None else _integer("seed", seed, 0, SEED_LIMIT - 1)
+        )
         options = body.get("rules", {})
         if not isinstance(options, dict):
             raise ValueError("rules must be an object of rules options")
@@ -156,8 +169,9 @@ class WebTable:
             observation = encode_observation(game, p) if agent.uses_observation else None
             action = int(agent.act(observation, mask, self.views[p]))
             if not (0 <= action < NUM_ACTIONS and mask[action]):
-                raise RuntimeError(f"agent {self.specs[p]!r} at seat {p + 1} chose illegal "
-                                   f"action {action}")
+                raise RuntimeError(
+                    f"agent {self.specs[p]!r} at seat {p + 1} chose illegal action {action}"
+                )
         self._play(p, action)
         return True
 
@@ -167,8 +181,9 @@ class WebTable:
             raise ValueError("it is not your turn" if not self.game.done else "the game is over")
         legal = self.game.legal_actions()
         if isinstance(action, bool) or not isinstance(action, int) or action not in legal:
-            raise ValueError(f"action must be one of your legal actions {legal}, got "
-                             f"{action!r}"[:200])
+            raise ValueError(
+                f"action must be one of your legal actions {legal}, got {action!r}"[:200]
+            )
         self._play(self.seat, action)
 
     def _play(self, player: int, action: int) -> None:
@@ -178,7 +193,7 @@ class WebTable:
 
     def _feed(self) -> None:
         """Follow the new events; keep a picture of every deal that ended."""
-        for event in self.game.events[self._fed:]:
+        for event in self.game.events[self._fed :]:
             if event.kind == "deal" and self.tracker.deals > 0:
                 self.deal_ends.append(self._picture())
             self.tracker.feed(Event(*event))
@@ -209,5 +224,11 @@ class WebTable:
         return state
 
     def log(self) -> dict:
-        return build_log(self.game, seed=self.seed, seat=self.seat, specs=self.specs,
-                         names=self.names, actions=self.actions)
+        return build_log(
+            self.game,
+            seed=self.seed,
+            seat=self.seat,
+            specs=self.specs,
+            names=self.names,
+            actions=self.actions,
+        )

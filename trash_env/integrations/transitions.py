@@ -133,9 +133,7 @@ class TransitionBuilder:
 Policy = Callable[[str, Observation], Any]
 
 
-def play_game(
-    aec_env: Any, policy: Policy, seed: int | None = None
-) -> Iterator[Transition]:
+def play_game(aec_env: Any, policy: Policy, seed: int | None = None) -> Iterator[Transition]:
     """Play one game of ``aec_env`` (reset with ``seed``) and yield each agent's transitions.
 
     ``policy(agent, observation)`` returns the action, or ``(action, extra)`` to keep

@@ -500,8 +500,9 @@ def batch_step(games, actions, legal, cfg, wild, deck, totals) -> None:
 
 
 @njit(cache=True)
-def batch_step_autoreset(games, actions, legal, finished, final_returns, seeds, new_seeds,
-                         cfg, wild, deck, totals) -> int:
+def batch_step_autoreset(
+    games, actions, legal, finished, final_returns, seeds, new_seeds, cfg, wild, deck, totals
+) -> int:
     """``batch_step``, then every game that ended is recorded (``finished[g]``, its
     ``Game.returns()`` in ``final_returns[g]``) and re-dealt from the next of ``seeds``
     (its seed in ``new_seeds[g]``); returns how many seeds were used (enough are given)."""
@@ -631,8 +632,19 @@ def batch_observe_index(games, index, observers, out, cfg, wild, totals) -> None
 
 # ``violation`` codes (0: none); VIOLATIONS in batch.py names them.
 (
-    V_ABSENT_CARD, V_NOT_A_CARD, V_NATURAL_SLOT, V_WILD_UP, V_LAYOUT_SIZE, V_GAP, V_DOWN_COUNT,
-    V_CARDS, V_HIDDEN, V_NO_DECISION, V_NO_LEGAL_ACTION, V_PILES, V_REFUSED,
+    V_ABSENT_CARD,
+    V_NOT_A_CARD,
+    V_NATURAL_SLOT,
+    V_WILD_UP,
+    V_LAYOUT_SIZE,
+    V_GAP,
+    V_DOWN_COUNT,
+    V_CARDS,
+    V_HIDDEN,
+    V_NO_DECISION,
+    V_NO_LEGAL_ACTION,
+    V_PILES,
+    V_REFUSED,
 ) = range(1, 14)
 
 

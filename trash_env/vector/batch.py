@@ -172,8 +172,10 @@ class VectorGame:
         *,
         seeds: Sequence[int] | None = None,
     ) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not (
-            1 <= batch_size <= 10_000_000
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, (int, np.integer))
+            or not (1 <= batch_size <= 10_000_000)
         ):
             raise ValueError(
                 f"batch_size must be an integer from 1 to 10000000, got {batch_size!r}"
@@ -215,8 +217,9 @@ class VectorGame:
 
     # ------------------------------------------------------------------ games
 
-    def reset(self, index: np.ndarray | Sequence[int] | None = None,
-              seeds: Sequence[int] | None = None) -> None:
+    def reset(
+        self, index: np.ndarray | Sequence[int] | None = None, seeds: Sequence[int] | None = None
+    ) -> None:
         """Start new games in the slots ``index`` (default: all), with game seeds ``seeds``
         (default: drawn from the batch's generator, one per slot in the order given)."""
         idx = np.arange(self.batch_size) if index is None else np.asarray(index, np.int64)
@@ -228,8 +231,10 @@ class VectorGame:
             if len(seeds) != idx.size:
                 raise ValueError(f"seeds: {len(seeds)} seeds for {idx.size} games")
             for s in seeds:
-                if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not (
-                    0 <= int(s) < 2**64
+                if (
+                    isinstance(s, bool)
+                    or not isinstance(s, (int, np.integer))
+                    or not (0 <= int(s) < 2**64)
                 ):
                     raise ValueError(f"seeds must be integers from 0 to 2**64 - 1, got {s!r}")
             drawn = np.array([int(s) for s in seeds], np.uint64)
@@ -252,8 +257,17 @@ class VectorGame:
             self._refill(self.batch_size)
             pool = self._seed_buffer[self._seed_pos :]
             used = K.batch_step_autoreset(
-                self.games, acts, self._legal, self._finished, self._final_returns, pool,
-                self.seeds, a.cfg, a.wild, a.deck, a.totals,
+                self.games,
+                acts,
+                self._legal,
+                self._finished,
+                self._final_returns,
+                pool,
+                self.seeds,
+                a.cfg,
+                a.wild,
+                a.deck,
+                a.totals,
             )
             self._seed_pos += used
         else:
@@ -313,8 +327,9 @@ class VectorGame:
         K.batch_masks(self.games, who, out)
         return out
 
-    def observations(self, observers: np.ndarray | None = None,
-                     out: np.ndarray | None = None) -> np.ndarray:
+    def observations(
+        self, observers: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
         """float32 ``(B, observation_size)``: ``encode_observation`` of ``observers[g]``
         (default: the player to act) in every game, byte for byte."""
         who = (
@@ -350,6 +365,9 @@ class VectorGame:
     def memory_bytes(self) -> int:
         """Bytes of the batch's state arrays."""
         return int(
-            self.games.nbytes + self.seeds.nbytes + self._legal.nbytes + self._finished.nbytes
+            self.games.nbytes
+            + self.seeds.nbytes
+            + self._legal.nbytes
+            + self._finished.nbytes
             + self._final_returns.nbytes
         )

@@ -52,8 +52,10 @@ ILLEGAL_REWARD = -1.0
 
 def _count(num_envs: object) -> int:
     """``num_envs`` as a Python int (numpy's integers too), or a ValueError naming it."""
-    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or (
-        num_envs < 1
+    if (
+        isinstance(num_envs, (bool, np.bool_))
+        or not isinstance(num_envs, (int, np.integer))
+        or (num_envs < 1)
     ):
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
     return int(num_envs)
@@ -66,8 +68,9 @@ class _Policy:
         self.source = source
         self.name = name
 
-    def act(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
-            ) -> np.ndarray:
+    def act(
+        self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
         source = self.source
         if hasattr(source, "layers") and hasattr(source, "forward"):  # agents.policy.PolicyAgent
             logits = np.where(masks, source.forward(observations), -np.inf)
@@ -316,8 +319,9 @@ class SoloBatch:
     def observe_slots(self, index: np.ndarray) -> np.ndarray:
         a = self.batch.arrays
         out = np.empty((index.size, self.obs_size), np.float32)
-        K.batch_observe_index(self.batch.games, index, self.seats[index], out, a.cfg, a.wild,
-                              a.totals)
+        K.batch_observe_index(
+            self.batch.games, index, self.seats[index], out, a.cfg, a.wild, a.totals
+        )
         return self._learner_form(out)
 
     def _learner_form(self, plain: np.ndarray) -> np.ndarray:
@@ -341,8 +345,10 @@ class SoloBatch:
             raise ValueError(f"actions must have shape ({self.num_envs},), got {raw.shape}")
         acts = raw.astype(np.int64)
         if acts.size and not (0 <= acts.min() and acts.max() < NUM_ACTIONS):
-            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1} (the action "
-                             f"space), got {acts[(acts < 0) | (acts >= NUM_ACTIONS)][:5].tolist()}")
+            raise ValueError(
+                f"actions must be integers from 0 to {NUM_ACTIONS - 1} (the action "
+                f"space), got {acts[(acts < 0) | (acts >= NUM_ACTIONS)][:5].tolist()}"
+            )
         legal = np.zeros(self.num_envs, np.bool_)
         K.batch_step(b.games, acts, legal, a.cfg, a.wild, a.deck, a.totals)
         self.advance(self._all)
@@ -389,24 +395,30 @@ class SoloBatch:
         for g in finished.tolist():
             seat = int(self.seats[g])
             winners = games["winners"][g, :n].copy()
-            infos.append({
-                "episode": {
-                    "r": round(float(self.episode_return[g]), 6),
-                    "l": int(self.episode_length[g]),
-                    "t": round(now - self.episode_start[g], 6),
-                    **({"shaping": round(float(self.episode_shaping[g]), 6)}
-                       if self.shaping else {}),
-                },
-                "seat": seat,
-                "action_mask": masks[g],
-                "illegal_action": bool(illegal[g]),
-                "winners": winners,
-                "won": bool(winners[seat]),
-                "placing": int(games["placings"][g, seat]) if games["done"][g] and winners.any()
-                else 0,
-                "rounds_won": int(games["rounds_won"][g, seat]),
-                "truncated": bool(games["truncated"][g]),
-            })
+            infos.append(
+                {
+                    "episode": {
+                        "r": round(float(self.episode_return[g]), 6),
+                        "l": int(self.episode_length[g]),
+                        "t": round(now - self.episode_start[g], 6),
+                        **(
+                            {"shaping": round(float(self.episode_shaping[g]), 6)}
+                            if self.shaping
+                            else {}
+                        ),
+                    },
+                    "seat": seat,
+                    "action_mask": masks[g],
+                    "illegal_action": bool(illegal[g]),
+                    "winners": winners,
+                    "won": bool(winners[seat]),
+                    "placing": int(games["placings"][g, seat])
+                    if games["done"][g] and winners.any()
+                    else 0,
+                    "rounds_won": int(games["rounds_won"][g, seat]),
+                    "truncated": bool(games["truncated"][g]),
+                }
+            )
         return infos
 
 
@@ -453,8 +465,9 @@ class TrashVecEnv(_VecEnv):
         if _VecEnv is object:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
         num_envs = _count(num_envs)
-        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping,
-                              observation, **options)
+        self.core = SoloBatch(
+            num_envs, opponents, seat, round_rewards, seed, shaping, observation, **options
+        )
         self.rules = self.core.rules
         self.render_mode = None
         self.obs_version = OBS_VERSION
@@ -508,17 +521,19 @@ class TrashVecEnv(_VecEnv):
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         if attr_name == "seat":
             return [int(s) for s in self.core.seats[self._indices(indices)]]
-        value = getattr(self, attr_name) if hasattr(self, attr_name) else getattr(
-            self.core, attr_name
+        value = (
+            getattr(self, attr_name) if hasattr(self, attr_name) else getattr(self.core, attr_name)
         )
         return [value for _ in self._indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        raise AttributeError(f"TrashVecEnv: attributes are shared by the batch; {attr_name} "
-                             "cannot be set per env")
+        raise AttributeError(
+            f"TrashVecEnv: attributes are shared by the batch; {attr_name} cannot be set per env"
+        )
 
-    def env_method(self, method_name: str, *method_args: Any, indices: Any = None,
-                   **method_kwargs: Any) -> list[Any]:
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+    ) -> list[Any]:
         index = self._indices(indices)
         if method_name == "action_masks":
             masks = self.core.action_masks()
@@ -533,8 +548,10 @@ class TrashVecEnv(_VecEnv):
                 raise ValueError("set_shaping applies to every env of the batch at once")
             self.core.set_shaping(*method_args, **method_kwargs)
             return [None] * len(index)
-        raise AttributeError(f"TrashVecEnv has no per-env method {method_name!r} "
-                             "(action_masks, set_opponents, set_shaping)")
+        raise AttributeError(
+            f"TrashVecEnv has no per-env method {method_name!r} "
+            "(action_masks, set_opponents, set_shaping)"
+        )
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False] * len(self._indices(indices))
@@ -561,8 +578,15 @@ def make_vec_env(
     ``shaping`` the progress shaping's coefficient (agents/shaping.py; 0: the true reward);
     ``observation`` ``"plain"`` or ``"pairs"`` (:mod:`trash_env.pairs`)."""
     options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
-    return TrashVecEnv(n_envs, opponents, round_rewards=round_rewards, seed=seed,
-                       shaping=shaping, observation=observation, **options)
+    return TrashVecEnv(
+        n_envs,
+        opponents,
+        round_rewards=round_rewards,
+        seed=seed,
+        shaping=shaping,
+        observation=observation,
+        **options,
+    )
 
 
 class TrashVectorEnv(gym_vector.VectorEnv):
@@ -589,8 +613,9 @@ class TrashVectorEnv(gym_vector.VectorEnv):
         **options: Any,
     ) -> None:
         num_envs = _count(num_envs)
-        self.core = SoloBatch(num_envs, opponents, seat, round_rewards, seed, shaping,
-                              observation, **options)
+        self.core = SoloBatch(
+            num_envs, opponents, seat, round_rewards, seed, shaping, observation, **options
+        )
         self.rules = self.core.rules
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = _spaces(
@@ -603,8 +628,9 @@ class TrashVectorEnv(gym_vector.VectorEnv):
         self.render_mode = None
         self._started = False
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None
-              ) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict | None = None
+    ) -> tuple[np.ndarray, dict]:
         if options:
             raise ValueError(f"reset options: none are accepted, got {sorted(options)}")
         observations = self.core.reset(seed)
@@ -626,10 +652,16 @@ class TrashVectorEnv(gym_vector.VectorEnv):
                 final_info[g] = self.core.finished[k]
             mask = np.zeros(self.num_envs, np.bool_)
             mask[finished] = True
-            infos.update(final_obs=final_obs, _final_obs=mask, final_info=final_info,
-                         _final_info=mask.copy())
-        return (observations, rewards.astype(np.float64), terminated, truncated & ~terminated,
-                infos)
+            infos.update(
+                final_obs=final_obs, _final_obs=mask, final_info=final_info, _final_info=mask.copy()
+            )
+        return (
+            observations,
+            rewards.astype(np.float64),
+            terminated,
+            truncated & ~terminated,
+            infos,
+        )
 
     def action_masks(self) -> np.ndarray:
         return self.core.action_masks()
@@ -642,5 +674,9 @@ class TrashVectorEnv(gym_vector.VectorEnv):
 
     def _infos(self) -> dict:
         masks = self.core.action_masks()
-        return {"action_mask": masks, "_action_mask": np.ones(self.num_envs, np.bool_),
-                "seat": self.core.seats.copy(), "_seat": np.ones(self.num_envs, np.bool_)}
+        return {
+            "action_mask": masks,
+            "_action_mask": np.ones(self.num_envs, np.bool_),
+            "seat": self.core.seats.copy(),
+            "_seat": np.ones(self.num_envs, np.bool_),
+        }
