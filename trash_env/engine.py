@@ -22,7 +22,7 @@ from typing import NamedTuple, TypeVar
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
-from trash_env.rules import MAX_PLAYERS, Rules
+from trash_env.rules import Rules
 
 # Slot states, per player and slot.
 DOWN, NATURAL, WILD_UP, ABSENT = 0, 1, 2, 3
@@ -77,28 +77,6 @@ class Event(NamedTuple):
 # ``Event(...)`` goes through the NamedTuple's Python-level ``__new__``; the C-level
 # ``tuple.__new__(Event, fields)`` builds the same Event without it (docs/benchmarks.md).
 _new_tuple = tuple.__new__
-
-# Events are immutable, so the ones every turn logs are built once here and shared: an Event
-# allocated per step costs its construction and, as the log grows, the garbage collector's
-# passes over it (the one hot-path trick the AEC benchmark keeps: docs/benchmarks.md).
-# _EV_DRAW/_EV_TAKE/_EV_DISCARD/_EV_PLACE/_EV_SWAP[player][card] and
-# _EV_PICKUP/_EV_WILD[player][slot][card]; the rest are built by ``Game._log``.
-_RANKS = range(NUM_RANKS)
-_INTO_OWN_SLOT = ("place", "swap")  # natural cards: the event's slot is the card's own
-_EV_DRAW, _EV_TAKE, _EV_DISCARD, _EV_PLACE, _EV_SWAP = (
-    [
-        [_new_tuple(Event, (kind, p, c, c - 1 if kind in _INTO_OWN_SLOT else -1)) for c in _RANKS]
-        for p in range(MAX_PLAYERS)
-    ]
-    for kind in ("draw_stock", "take_discard", "discard", "place", "swap")
-)
-_EV_PICKUP, _EV_WILD = (
-    [
-        [[_new_tuple(Event, (kind, p, c, s)) for c in _RANKS] for s in range(NUM_SLOTS)]
-        for p in range(MAX_PLAYERS)
-    ]
-    for kind in ("pickup", "wild")
-)
 
 EVENT_KINDS = (
     "deal",  # slot = deal number (0-based), player = first player
@@ -507,12 +485,12 @@ class Game:
     def _draw_stock(self) -> None:
         self.held = card = self.stock.pop()
         self.hidden[card] -= 1
-        self.events.append(_EV_DRAW[self.current][card])
+        self._log("draw_stock", card)
         self._play_held()
 
     def _take_discard(self) -> None:
         self.held = card = self.discard.pop()
-        self.events.append(_EV_TAKE[self.current][card])
+        self._log("take_discard", card)
         self._play_held()
 
     def _play_held(self, may_swap: bool = True) -> None:
@@ -566,11 +544,11 @@ class Game:
         if was == DOWN:
             self.face_down[player] -= 1
             self.hidden[under] -= 1
-            placed = _EV_WILD[player][slot][card] if as_wild else _EV_PLACE[player][card]
+            self._log("wild" if as_wild else "place", card, slot)
         else:
-            placed = _EV_SWAP[player][card]  # a natural card swapped into its own slot
+            self._log("swap", card, slot)  # a natural card swapped into its own slot
         self.held = under
-        self.events += (placed, _EV_PICKUP[player][slot][under])
+        self._log("pickup", under, slot)
 
     def _layout_complete(self) -> None:
         player = self.current
@@ -584,7 +562,7 @@ class Game:
         """Put the held card on the discard pile (it is public) and return -1 for 'no card'."""
         if self.held >= 0:
             self.discard.append(self.held)
-            self.events.append(_EV_DISCARD[self.current][self.held])
+            self._log("discard", self.held)
         return -1
 
     def _miss_call(self) -> None:
