@@ -8,6 +8,7 @@ that matter and fills the rest from what is left of the decks.
 
 from __future__ import annotations
 
+import signal
 from collections import Counter
 from collections.abc import Sequence
 
@@ -198,3 +199,11 @@ def expected_pairs(g: Game, observer: int) -> np.ndarray:
     for card in (top, held):
         out += [float(card == rank and bool(g.wild[rank])) for rank in range(NUM_RANKS)]
     return np.array(out, np.float32)
+
+
+def answer_ctrl_c() -> None:
+    """``preexec_fn`` for a child a test interrupts with SIGINT, as a terminal's Ctrl-C would:
+    a job started in the background of a script (``pytest ... &``, CI runners) inherits SIGINT
+    *ignored*, and a program rightly keeps an inherited ignore, so the test restores the
+    default a terminal gives."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import answer_ctrl_c
 
 from agents import evaluate_cli as cli
 from agents.base import Agent
@@ -508,6 +509,7 @@ def _start_evaluation() -> subprocess.Popen:
         ],
         cwd=ROOT,
         start_new_session=True,
+        preexec_fn=answer_ctrl_c,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

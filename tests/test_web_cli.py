@@ -13,6 +13,7 @@ import sys
 import urllib.request
 
 import pytest
+from helpers import answer_ctrl_c
 from web_support import TIMEOUT, serving
 
 from agents.game_log import read_log
@@ -36,6 +37,7 @@ def test_the_command_serves_and_stops_cleanly(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env=os.environ.copy(),
+        preexec_fn=answer_ctrl_c,
     )
     try:
         line = process.stdout.readline()
