@@ -1,0 +1,250 @@
+"""What every pipeline example in examples/ shares, so that each script holds only its
+library's training loop: the basic flags, the learning curve, the model file and the final
+figures.
+
+- :func:`example_parser`: ``--steps`` (the budget, in environment decisions), ``--seed``,
+  ``--out PATH.safetensors``, ``--players`` and the curve's ``--eval-every``, ``--eval-deals``,
+  ``--final-deals`` and ``--eval-workers``, the same in every example.
+- :class:`PipelineRun`: at every ``--eval-every`` decisions, :meth:`PipelineRun.progress`
+  writes the policy as the model file ``--out`` (:func:`agents.training.export.export_mlp`,
+  atomically: a crash leaves the last evaluated model) and evaluates that file against
+  ``greedy`` and ``random`` on duplicate deals (:mod:`agents.training.eval_curve`), appending
+  a row to ``<stem>_log.csv`` and redrawing ``<stem>_curve.png``. :meth:`PipelineRun.finish`
+  does the same once more on ``--final-deals`` deals, writes ``<stem>_summary.json`` and
+  prints it as the last line of output (one JSON object).
+
+The model file is then an agent like any other: ``python evaluate.py --agents PATH greedy``,
+``python -m agents.play --opponents PATH``. Imports neither torch nor a learning library
+(the exporter imports torch when called).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from importlib import metadata
+from typing import Any
+
+from agents.training.eval_curve import EvaluationCurve, evaluation_columns
+from agents.training.log import append_row
+from trash_env.files import atomic_write_text, check_output_path
+
+# Evaluation deals are seeded far from any training seed an example uses.
+EVAL_SEED = 1_000_000_000
+MAX_STEPS = 10**9
+MAX_DEALS = 10**6
+
+
+def _bounded(low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low:,} to {high:,}, got {value:,}")
+        return value
+
+    return parse
+
+
+def example_parser(
+    name: str, description: str, *, steps: int, eval_every: int
+) -> argparse.ArgumentParser:
+    """The parser of an example with the shared flags; the example adds its own."""
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument(
+        "--steps",
+        type=_bounded(1, MAX_STEPS),
+        default=steps,
+        help="the budget: environment decisions of training",
+    )
+    parser.add_argument("--seed", type=_bounded(0, 2**31 - 1), default=0, help="master seed")
+    parser.add_argument(
+        "--out",
+        default=f"runs/{name}/model.safetensors",
+        help="the model file written (with its .json sidecar, <stem>_log.csv, "
+        "<stem>_curve.png and <stem>_summary.json beside it)",
+    )
+    parser.add_argument("--players", type=_bounded(2, 6), default=2, help="players per game")
+    parser.add_argument(
+        "--eval-every",
+        type=_bounded(0, MAX_STEPS),
+        default=eval_every,
+        help="decisions between learning-curve points (0: the final evaluation only)",
+    )
+    parser.add_argument(
+        "--eval-deals",
+        type=_bounded(1, MAX_DEALS),
+        default=200,
+        help="duplicate deals per opponent at each curve point",
+    )
+    parser.add_argument(
+        "--final-deals",
+        type=_bounded(1, MAX_DEALS),
+        default=1000,
+        help="duplicate deals per opponent in the final evaluation",
+    )
+    parser.add_argument(
+        "--eval-workers",
+        type=_bounded(1, 256),
+        default=1,
+        help="evaluation processes (each re-imports the script: keep 1 for heavy libraries)",
+    )
+    return parser
+
+
+def library_version(distribution: str) -> str:
+    """The installed version of ``distribution`` (``"not installed"`` when absent)."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+class PipelineRun:
+    """One example's run: learning curve, model file and final figures (module docstring).
+
+    Args:
+        args: the parsed :func:`example_parser` flags.
+        name: the example's name (``cleanrl_ppo``, ...), recorded in the files.
+        library: the distribution whose algorithm trains (``torchrl``, ``ray``, ...); its
+            version is recorded.
+        features: what the exported network reads: ``pairs`` when it was trained on the
+            envs' ``observation="pairs"``, ``obs`` on the plain observation.
+        rules: rules options beyond ``num_players`` (``--players``).
+    """
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        name: str,
+        library: str,
+        *,
+        features: str = "pairs",
+        rules: dict[str, Any] | None = None,
+    ) -> None:
+        from trash_env.rules import Rules
+
+        self.out = check_output_path("--out", args.out, (".safetensors",))
+        self.args, self.name, self.library, self.features = args, name, library, features
+        self.rules = Rules.from_options(**{**(rules or {}), "num_players": args.players})
+        stem = self.out.stem
+        self.summary_path = self.out.with_name(f"{stem}_summary.json")
+        self.curve = EvaluationCurve(
+            self.out.with_name(f"{stem}_log.csv"),
+            self.out.with_name(f"{stem}_curve.png"),
+            rules=self.rules,
+            deals=args.eval_deals,
+            seed=EVAL_SEED + args.seed,
+            workers=args.eval_workers,
+            title=f"{name} ({library}): {args.players} players, whole games",
+        )
+        # A run owns the files at its --out: an earlier run's log would mix two curves.
+        self.curve.csv_path.unlink(missing_ok=True)
+        self.started = time.perf_counter()
+        self.eval_seconds = 0.0
+        self.next_point = args.eval_every if args.eval_every > 0 else None
+
+    def export(self, steps: int, actor: Any, value: Any = None, activation: str | None = None):
+        """Write the policy as the model file ``--out`` (atomically) and return its path."""
+        from agents.training.export import export_mlp
+
+        return export_mlp(
+            self.out,
+            actor,
+            rules=self.rules,
+            features=self.features,
+            value=value,
+            activation=activation,
+            info={
+                "trained_by": f"examples/{self.name}.py",
+                "library": self.library,
+                "library_version": library_version(self.library),
+                "timesteps": int(steps),
+                "seed": int(self.args.seed),
+            },
+        )
+
+    def progress(
+        self, steps: int, actor: Any, value: Any = None, activation: str | None = None
+    ) -> dict[str, Any] | None:
+        """A curve point when ``steps`` has passed the next ``--eval-every`` mark (and
+        before the budget's end, where :meth:`finish` evaluates): the row, else None."""
+        if self.next_point is None or steps < self.next_point or steps >= self.args.steps:
+            return None
+        while self.next_point <= steps:
+            self.next_point += self.args.eval_every
+        started = time.perf_counter()
+        path = self.export(steps, actor, value, activation)
+        row = self.curve.record(steps, path, seconds=round(started - self.started, 1))
+        self.curve.plot()
+        self.eval_seconds += time.perf_counter() - started
+        print(_point_line(row), flush=True)
+        return row
+
+    def finish(
+        self,
+        steps: int,
+        actor: Any,
+        value: Any = None,
+        activation: str | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """The final model file and evaluation (``--final-deals`` deals against each
+        opponent), the last curve row, the summary file; prints and returns the summary."""
+        train_seconds = time.perf_counter() - self.started - self.eval_seconds
+        started = time.perf_counter()
+        path = self.export(steps, actor, value, activation)
+        columns = evaluation_columns(
+            path,
+            self.args.final_deals,
+            self.curve.seed + int(steps),
+            self.rules,
+            self.args.eval_workers,
+        )
+        row = {"timesteps": int(steps), **columns, "seconds": round(started - self.started, 1)}
+        append_row(self.curve.csv_path, row)
+        png = self.curve.plot()
+        self.eval_seconds += time.perf_counter() - started
+        print(_point_line(row), flush=True)
+        summary = {
+            "example": self.name,
+            "library": self.library,
+            "library_version": library_version(self.library),
+            "players": self.rules.num_players,
+            "steps": int(steps),
+            "seed": int(self.args.seed),
+            "train_seconds": round(train_seconds, 1),
+            "eval_seconds": round(self.eval_seconds, 1),
+            "wall_seconds": round(time.perf_counter() - self.started, 1),
+            "vs_greedy": _figures(row, "eval"),
+            "vs_random": _figures(row, "random"),
+            "model": str(path),
+            "log": str(self.curve.csv_path),
+            "curve": str(png) if png else None,
+            **extra,
+        }
+        atomic_write_text(self.summary_path, json.dumps(summary, indent=2) + "\n")
+        print(json.dumps(summary), flush=True)
+        return summary
+
+
+def _figures(row: dict[str, Any], prefix: str) -> dict[str, Any]:
+    return {
+        "games": row[f"{prefix}_games"],
+        "win_rate": row[f"{prefix}_win_rate"],
+        "ci95": [row[f"{prefix}_ci_low"], row[f"{prefix}_ci_high"]],
+    }
+
+
+def _point_line(row: dict[str, Any]) -> str:
+    return (
+        f"decisions {row['timesteps']:,}: vs greedy {row['eval_win_rate']:.3f} "
+        f"[{row['eval_ci_low']:.3f}, {row['eval_ci_high']:.3f}], vs random "
+        f"{row['random_win_rate']:.3f} [{row['random_ci_low']:.3f}, {row['random_ci_high']:.3f}]"
+        f" ({row['eval_games']} games each)"
+    )
