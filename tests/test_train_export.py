@@ -186,6 +186,7 @@ def test_the_evaluation_curve_of_a_callable_and_of_a_model_file(tmp_path):
 def test_the_pipeline_helpers_import_no_learning_library():
     code = (
         "import sys, agents.training, agents.training.export, agents.training.eval_curve, "
+        "agents.training.pipeline, "
         "agents.training.config; bad = [m for m in sys.modules if m.split('.')[0] in "
         "('stable_baselines3', 'sb3_contrib')]; print(bad); "
         "sys.exit(1 if bad else 0)"
