@@ -35,7 +35,9 @@ random 0.987 [0.981, 0.991] (2000 games); 0 illegal moves. CPU 192 s in all (tra
 the rest the numba start-up and the evaluations); wall 8 min 3 s on the loaded machine. The
 curve vs greedy (400 games a point): 0.395 at 504k, 0.532 at 1.0M, 0.475 at 1.5M. With
 ``--seed 1``: vs greedy 0.505 [0.484, 0.527], vs random 0.992 [0.987, 0.995], 0 illegal moves,
-190 CPU s. Tried: the
+190 CPU s; ``--seed 2``: 0.488 [0.466, 0.510] and 0.992 [0.987, 0.995], 0 illegal, 191 CPU s
+(its 400-game points 0.515 at 1.0M, 0.527 at 1.5M): level with greedy, not clearly above it.
+Tried: the
 same without the learning-rate decay, 602k decisions: 0.477 [0.456, 0.499] (its 400-game
 points flat at 0.47-0.49 from 400k on), so the default runs longer, with the decay.
 """
