@@ -45,11 +45,34 @@ def _run(script: str, *args: str, timeout: float = 900) -> dict:
     return json.loads(last)
 
 
-def test_cleanrl_ppo():
-    _needs("torch")
-    out = _run("cleanrl_ppo.py", "--steps", "600", "--rollout", "300", "--eval-games", "2")
-    assert out["train_decisions"] >= 600 and out["decisions"] > out["train_decisions"]
+def test_cleanrl_ppo(tmp_path):
+    _needs("torch", "numba")
+    model = tmp_path / "cleanrl.safetensors"
+    out = _run(
+        "cleanrl_ppo.py",
+        *("--steps", "2048", "--num-envs", "64", "--num-steps", "16"),
+        *("--eval-every", "1024", "--eval-deals", "2", "--final-deals", "2"),
+        *("--out", str(model)),
+    )
+    # two rollouts of 64 x 16 decisions, a curve point after the first, then the final row
+    assert out["steps"] == out["train_decisions"] == 2048
     assert out["illegal_moves"] == 0
+    assert out["library"] == "torch" and out["vs_greedy"]["games"] == 4
+    assert 0 <= out["vs_random"]["win_rate"] <= 1
+    assert model.exists() and Path(out["model"]) == model
+    rows = (tmp_path / "cleanrl_log.csv").read_text().splitlines()
+    assert len(rows) == 3  # header, the point at 1024 decisions, the final evaluation
+    assert (tmp_path / "cleanrl_curve.png").exists()
+    assert json.loads((tmp_path / "cleanrl_summary.json").read_text())["steps"] == 2048
+    # the model file is an agent like any other: it loads and evaluates
+    done = subprocess.run(
+        [sys.executable, "evaluate.py", "--agents", str(model), "random", "--deals", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def test_rllib_ppo_two_env_runners():
