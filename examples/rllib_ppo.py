@@ -26,6 +26,7 @@ Measured default figures: see docs/integrations.md (filled in below after the fi
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -45,12 +46,19 @@ NAME = "rllib_ppo"
 
 
 def parse_args(argv: list[str] | None = None):
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=250_000, eval_every=50_000)
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=400_000, eval_every=100_000)
     parser.add_argument(
         "--opponents",
         default="greedy",
         help="comma-separated bot specs seated in the other seats (each seat draws one per "
         "game), or 'self' for self-play with one shared policy",
+    )
+    parser.add_argument(
+        "--round-rewards",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also pay every finished deal's share of the result (as train.py does for "
+        "whole games), not only the game's end",
     )
     parser.add_argument("--env-runners", type=int, default=0, help="sampling actors (0: driver)")
     parser.add_argument(
@@ -71,7 +79,11 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     torch.set_num_threads(1)
     run = PipelineRun(args, NAME, library="ray", features="pairs")
-    env_config: dict = {"num_players": args.players, "observation": "pairs"}
+    env_config: dict = {
+        "num_players": args.players,
+        "observation": "pairs",
+        "round_rewards": args.round_rewards,
+    }
     self_play = args.opponents == "self"
     if not self_play:
         env_config["opponents"] = args.opponents.split(",")
