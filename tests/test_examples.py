@@ -75,22 +75,48 @@ def test_cleanrl_ppo(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
-def test_rllib_ppo_two_env_runners():
+def _check_rllib_outputs(out: dict, model: Path) -> None:
+    from agents.policy import load_policy_agent
+
+    assert out["illegal_moves"] == 0 and out["games"] >= 1  # the counter saw finished games
+    assert model.is_file() and out["model"] == str(model)
+    load_policy_agent(str(model))
+    assert model.with_name("model_log.csv").read_text().count("\n") >= 2  # header + a row
+    assert model.with_name("model_curve.png").is_file()
+    assert out["vs_greedy"]["games"] == 4 and out["vs_random"]["games"] == 4  # 2 deals each
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "evaluate.py"), "--agents", str(model), "random"]
+        + ["--deals", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_rllib_ppo_vs_greedy(tmp_path):
     _needs("ray.rllib", "torch")
+    model = tmp_path / "model.safetensors"
     out = _run(
         "rllib_ppo.py",
-        "--iterations",
-        "1",
-        "--batch",
-        "400",
-        "--env-runners",
-        "2",
-        "--episode",
-        "round",
+        *("--steps", "1024", "--batch", "512", "--minibatch", "256", "--envs", "4"),
+        *("--eval-every", "512", "--eval-deals", "2", "--final-deals", "2", "--out", str(model)),
     )
-    assert out["env_runners"] == 2 and out["env_steps"] >= 400
-    assert out["games"] >= 1  # the illegal-move counter saw finished games
-    assert out["illegal_moves"] == 0
+    assert out["steps"] >= 1024 and out["opponents"] == "greedy"
+    _check_rllib_outputs(out, model)
+
+
+def test_rllib_ppo_self_play_two_env_runners(tmp_path):
+    _needs("ray.rllib", "torch")
+    model = tmp_path / "model.safetensors"
+    out = _run(
+        "rllib_ppo.py",
+        *("--opponents", "self", "--env-runners", "2", "--steps", "800", "--batch", "800"),
+        *("--minibatch", "400", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
+    )
+    assert out["steps"] >= 800 and out["env_runners"] == 2
+    _check_rllib_outputs(out, model)
 
 
 def test_tianshou_dqn():

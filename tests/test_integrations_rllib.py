@@ -52,3 +52,51 @@ def test_illegal_action_counted_and_spec_is_masked():
     assert env.illegal_moves == 0
     spec = rl_module_spec()
     assert spec.rl_module_specs["shared"].module_class.__name__ == "ActionMaskingTorchRLModule"
+
+
+def test_solo_env_layout_and_bots_inside():
+    from trash_env.integrations.rllib import TrashSoloMaskedEnv
+
+    env = TrashSoloMaskedEnv({"opponents": ["greedy"], "observation": "pairs"})
+    obs, _ = env.reset(seed=2)
+    assert env.observation_space.contains(obs) and obs["observations"].shape == (261,)
+    rng = np.random.default_rng(0)
+    total, done = 0.0, False
+    while not done:
+        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        obs, reward, terminated, truncated, _ = env.step(action)
+        total += reward
+        done = terminated or truncated
+    assert total in (-1.0, 1.0) and env.illegal_moves == 0  # 2 players: the game's result
+
+
+def test_exported_mlp_computes_the_module_logits(tmp_path):
+    torch = pytest.importorskip("torch")
+    from agents.policy import load_policy_agent
+    from agents.training.export import export_mlp
+    from trash_env.integrations.rllib import TrashSoloMaskedEnv, module_spec, policy_mlps
+    from trash_env.observation import observation_size
+    from trash_env.rules import Rules
+
+    env = TrashSoloMaskedEnv({"opponents": ["random"], "observation": "pairs"})
+    spec = module_spec()
+    spec.observation_space, spec.action_space = env.observation_space, env.action_space
+    torch.manual_seed(0)
+    module = spec.build()
+    actor, value = policy_mlps(module)
+    assert value is not None
+    path = export_mlp(
+        tmp_path / "m.safetensors", actor, rules=Rules(), features="pairs", value=value
+    )
+    agent = load_policy_agent(str(path))
+    obs, _ = env.reset(seed=5)
+    for _ in range(20):
+        batch = {"obs": {k: torch.as_tensor(v)[None] for k, v in obs.items()}}
+        masked = module.forward_inference(batch)["action_dist_inputs"][0].detach().numpy()
+        logits = agent.logits(obs["observations"][: observation_size(2)])  # + pairs inside
+        legal = obs["action_mask"] > 0
+        assert np.allclose(masked[legal], logits[legal], atol=1e-5)
+        assert int(np.argmax(masked)) == int(np.flatnonzero(legal)[np.argmax(logits[legal])])
+        obs, _, terminated, truncated, _ = env.step(int(np.argmax(masked)))
+        if terminated or truncated:
+            break
