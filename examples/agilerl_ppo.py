@@ -5,31 +5,42 @@
 
 AgileRL's ``PPO`` takes the action mask in ``get_action``, stores it in its ``RolloutBuffer``
 and masks the same logits again in ``learn``, so a masked discrete game fits it directly (its
-DQN has no mask in the learning target and, as self-play, got worse with more steps). The
-learner plays seat 0 or 1 at random against ``greedy`` in 256 batched games
+DQN takes the mask when acting, but its learning target maxes over all 13 actions; the
+previous example, self-play DQN, got worse with more steps). The learner's seat is drawn per
+game against ``greedy`` in 256 batched games
 (``trash_env.vector.TrashVectorEnv(opponents=["greedy"], observation="pairs")``): training
 against the bot, not self-play, is what reached greedy's level fastest in ``train.py``, and
 this uses ``train.py``'s recipe: the pairs observation, lr 1e-3, gamma 0.995, entropy 0.01,
 rollouts of 4096 decisions (256 games x 16), minibatches of 1024, 2 epochs, Tanh layers of 128,
-the reward only at the game's end.
+the reward only at the game's end. One addition: the learning rate decays linearly to 0 at
+``--steps``. With a constant 1e-3 the win rate against greedy stalled at 0.46 (0.464
+[0.442, 0.485] after 1.2M decisions, 1000 deals); with the decay the same 1.2M reached 0.500
+[0.469, 0.531] (500 deals). AgileRL learns more slowly per decision than ``train.py``'s
+MaskablePPO (0.40 at 300k decisions in the default run; ``train.py`` is at 0.50 by 250k), but
+its updates are cheap: the default budget is 1.5M decisions.
 
-The loop is AgileRL's ``collect_rollouts`` with one change: AgileRL 2.58's
+The loop is AgileRL's ``collect_rollouts`` written out, with one change: AgileRL 2.58's
 ``RolloutBuffer.compute_returns_and_advantages`` reads ``dones[t + 1]`` as "step t ended its
 episode" (CleanRL's convention: ``dones[t]`` says that observation t starts a new one), while
-its ``collect_rollouts`` stores step t's own end at ``dones[t]``; the win or loss of a game
-would then reach only its last decision. This loop stores the previous step's end.
+its ``collect_rollouts`` stores step t's own end at ``dones[t]``; read that way, a game's
+win or loss would reach only its last decision, which would also bootstrap from the next
+game's first value. This loop stores the previous step's end.
 
 The networks are AgileRL's own ``StochasticActor`` and ``ValueNetwork`` (separate encoders, no
 layer norm), which need a hidden layer in the head too: 261 inputs, three Tanh layers of 128,
 13 logits (the critic: 1 value). Their ``nn.Linear`` layers are the model file; it plays the
 net's masked argmax.
 
-Measured, default command (seed 0): see ``MEASURED`` below.
+Measured, the default command (seed 0; 2 cores shared with other jobs, load average 6):
+1,503,232 decisions, 0 illegal moves; on 1000 duplicate deals (2000 games each) against
+greedy 0.487 [0.465, 0.509], against random 0.993 [0.988, 0.996]; 210 s of CPU, 460 s of wall
+time (training 234 s, evaluation 198 s of it, the four curve points included).
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -54,8 +65,10 @@ from torch import nn  # noqa: E402
 
 from trash_env.vector import TrashVectorEnv  # noqa: E402
 
+# AgileRL's own use of tensordict (not this script's) warns of a tensordict 0.14 change.
+warnings.filterwarnings("ignore", "TensorDict.to_module", FutureWarning)
+
 NAME = "agilerl_ppo"
-MEASURED = "not measured yet"
 
 
 def parse_args(argv: list[str] | None = None):
