@@ -75,8 +75,8 @@ NAME = "agilerl_ppo"
 
 def parse_args(argv: list[str] | None = None):
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=1_500_000, eval_every=300_000)
-    parser.add_argument("--envs", type=int, default=256, help="games played at once")
-    parser.add_argument("--rollout", type=int, default=16, help="decisions per game per update")
+    parser.add_argument("--num-envs", type=int, default=256, help="games played at once")
+    parser.add_argument("--num-steps", type=int, default=16, help="decisions per game per rollout")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--gamma", type=float, default=0.995)
     parser.add_argument("--ent-coef", type=float, default=0.01)
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     run = PipelineRun(args, NAME, library="agilerl", features="pairs")
     envs = TrashVectorEnv(
-        args.envs,
+        args.num_envs,
         opponents=args.opponents.split(","),
         observation="pairs",
         seed=args.seed,
@@ -117,8 +117,8 @@ def main(argv: list[str] | None = None) -> dict:
             "latent_dim": args.hidden,
         },
         share_encoders=False,
-        num_envs=args.envs,
-        learn_step=args.envs * args.rollout,
+        num_envs=args.num_envs,
+        learn_step=args.num_envs * args.num_steps,
         batch_size=args.batch_size,
         update_epochs=args.epochs,
         lr=args.lr,
@@ -132,15 +132,15 @@ def main(argv: list[str] | None = None) -> dict:
     actor, critic = linear_layers(agent.actor), linear_layers(agent.critic)
 
     obs, info = envs.reset(seed=args.seed)
-    started = np.zeros(args.envs, np.bool_)  # observation t starts a new game (after the first)
+    started = np.zeros(args.num_envs, np.bool_)  # observation t starts a new game (after the first)
     steps = illegal = 0
     while steps < args.steps:
         buffer = agent.rollout_buffer
         buffer.reset()
-        for _ in range(args.rollout):
+        for _ in range(args.num_steps):
             mask = info["action_mask"]
             action, log_prob, _, value = agent.get_action(obs, action_mask=mask)
-            illegal += int((~mask[np.arange(args.envs), action].astype(bool)).sum())
+            illegal += int((~mask[np.arange(args.num_envs), action].astype(bool)).sum())
             next_obs, reward, terminated, truncated, info = envs.step(action)
             buffer.add(
                 obs=obs,
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> dict:
                 action_mask=mask,
             )
             obs, started = next_obs, terminated | truncated
-            steps += args.envs
+            steps += args.num_envs
         with torch.no_grad():
             last_value = agent.critic(agent.preprocess_observation(obs)).squeeze(-1)
         buffer.compute_returns_and_advantages(last_value=last_value, last_done=started)

@@ -93,7 +93,7 @@ def test_agilerl_ppo(tmp_path):
     model = tmp_path / "agilerl.safetensors"
     out = _run(
         "agilerl_ppo.py",
-        *("--steps", "2048", "--envs", "64", "--rollout", "16", "--batch-size", "256"),
+        *("--steps", "2048", "--num-envs", "64", "--num-steps", "16", "--batch-size", "256"),
         *("--eval-every", "1024", "--eval-deals", "2", "--final-deals", "2"),
         *("--out", str(model)),
     )
