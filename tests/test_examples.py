@@ -137,8 +137,28 @@ def test_torchrl_ppo():
     assert out["illegal_moves"] == 0
 
 
-def test_agilerl_dqn():
+def test_agilerl_ppo(tmp_path):
     _needs("agilerl")
-    out = _run("agilerl_dqn.py", "--steps", "400", "--eval-games", "2")
-    assert out["train_decisions"] >= 400 and out["decisions"] > out["train_decisions"]
-    assert out["illegal_moves"] == 0
+    model = tmp_path / "agilerl.safetensors"
+    out = _run(
+        "agilerl_ppo.py",
+        *("--steps", "2048", "--num-envs", "64", "--num-steps", "16", "--batch-size", "256"),
+        *("--eval-every", "1024", "--eval-deals", "2", "--final-deals", "2"),
+        *("--out", str(model)),
+    )
+    assert out["steps"] == 2048 and out["illegal_moves"] == 0
+    assert out["vs_greedy"]["games"] == 4 and out["vs_random"]["games"] == 4
+    assert model.exists() and Path(out["model"]) == model
+    rows = (tmp_path / "agilerl_log.csv").read_text().splitlines()
+    assert len(rows) == 3  # the header, the curve point at 1,024 decisions, the final row
+    assert (tmp_path / "agilerl_curve.png").exists()
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "evaluate.py"), "--agents", str(model), "random"]
+        + ["--deals", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONWARNINGS="ignore"),
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
