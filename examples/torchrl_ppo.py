@@ -4,7 +4,7 @@
     python examples/torchrl_ppo.py
 
 The pieces are TorchRL's own: the env is ``trash_env.integrations.torchrl.make_vec_env``
-(``GymWrapper`` over ``trash_env.vector.TrashVectorEnv``: NUM_ENVS two-player games, the
+(``GymWrapper`` over ``trash_env.vector.TrashVectorEnv``: ``--envs`` (256) two-player games, the
 learner's seat drawn per game, the opponent playing inside the step, ``observation="pairs"``,
 ``action_mask`` from the infos, TorchRL's ``ActionMask`` transform); a ``ProbabilisticActor``
 with ``MaskedCategorical`` collects with a ``Collector``; ``GAE`` computes the advantages and
@@ -12,17 +12,27 @@ with ``MaskedCategorical`` collects with a ``Collector``; ``GAE`` computes the a
 
 Why this shape: the settings are those of ``python train.py`` (SB3 MaskablePPO), which reaches
 0.50 against greedy in about 250k decisions: pairs features, training against ``greedy``
-(pure self-play of the plain observation stayed far below greedy), whole-game episodes, lr
-1e-3, gamma 0.995, entropy 0.01, rollouts of 4096 decisions (256 games x 16), minibatches of
-1024, 2 epochs. The batched numba games run at thousands of decisions per second, where the
-earlier self-play over ``PettingZooWrapper`` ran at about 200 frames/s.
+(chosen over self-play, since pure self-play of the plain observation stayed far below greedy,
+and over a greedy/random mix, since greedy is the opponent to beat), whole-game episodes,
+gamma 0.995, entropy 0.01, rollouts of 4096 decisions (256 games x 16), minibatches of 1024, 2
+epochs, 128-128 tanh nets; lr 1e-3, here annealed linearly to 0 over the budget. The batched
+numba games (the opponent plays inside the step) trained at about 2,700 decisions per second of
+wall time at load 5 on 2 cores, where the earlier self-play over ``PettingZooWrapper`` ran at
+about 200 frames/s, so the budget can be 1M decisions: this loop needs more than train.py's
+250k (at 600k with a constant lr 1e-3 it stood at 0.469 [0.447, 0.491] against greedy on 1000
+deals).
 
 Every ``--eval-every`` decisions (and at the end, on ``--final-deals`` deals) the policy is
 written as the model file ``--out`` and played (masked argmax, as the net) against greedy and
 random on duplicate deals (``agents/training/pipeline.py``); the last line of output is the
 summary JSON, with the illegal moves among the collected actions (0: the mask holds).
 
-Measured default (``python examples/torchrl_ppo.py``): see the end of this docstring.
+Measured default (``--seed 0``, 1,003,520 decisions, 9,981 training games; 2 cores shared
+with other jobs, load average about 5): against greedy 0.493 [0.471, 0.515] and against random
+0.992 [0.987, 0.995] (95% intervals, 2000 games each on 1000 duplicate deals); 0 illegal
+moves; 232 CPU seconds (user + sys) for the whole run, 599 s of wall time at that load, of
+which training 365 s and the five evaluations 216 s. The curve against greedy (400 games a
+point): 0.305 at 200k, 0.450 at 400k, 0.515 at 600k, 0.475 at 800k.
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ from torchrl.objectives.value import GAE  # noqa: E402
 from agents.training.pipeline import PipelineRun, example_parser  # noqa: E402
 
 NAME = "torchrl_ppo"
-STEPS, EVAL_EVERY = 300_000, 100_000
+STEPS, EVAL_EVERY = 1_000_000, 200_000
 HIDDEN = 128
 
 

@@ -61,6 +61,6 @@ def make_vec_env(
         num_envs, opponents=opponents, seed=seed, observation=observation, **options
     )
     # gymnasium's own vector envs carry the mode as an attribute; TorchRL reads it there
-    games.autoreset_mode = games.metadata["autoreset_mode"]
+    games.autoreset_mode = games.metadata["autoreset_mode"]  # type: ignore[attr-defined]
     env = GymWrapper(games, categorical_action_encoding=True)
     return env.append_transform(ActionMask())
