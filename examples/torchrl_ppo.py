@@ -34,6 +34,8 @@ duplicate deals); 0 illegal moves; 233 CPU seconds (user + sys) for the whole ru
 wall time at that load, of which training 380 s and the five evaluations 187 s. A second run
 (another ``--out``) gave the same figures: the run is deterministic on CPU. The curve against
 greedy (400 games a point): 0.305 at 200k, 0.450 at 400k, 0.515 at 600k, 0.475 at 800k.
+With ``--seed 1``: against greedy 0.496 [0.474, 0.518], against random 0.991 [0.985, 0.994],
+0 illegal moves, 233 CPU seconds, 491 s of wall time.
 """
 
 from __future__ import annotations
