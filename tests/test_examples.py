@@ -126,15 +126,24 @@ def test_tianshou_dqn():
     assert out["illegal_moves"] == 0
 
 
-def test_torchrl_ppo():
-    _needs("torchrl")
-    out = _run("torchrl_ppo.py", "--frames", "800", "--batch", "400", "--eval-games", "2")
-    assert out["frames"] == 800 and out["train_decisions"] == 800  # one seat acts per frame
-    # the training loop ran: 2 batches x 4 epochs x 2 minibatches of PPO, and the weights moved
-    assert out["ppo_updates"] == 16 and out["param_change"] > 0
-    assert out["decisions"] > out["train_decisions"]  # the evaluation games were played
-    assert 0 <= out["win_rate_before"] <= 1 and 0 <= out["win_rate_after"] <= 1
-    assert out["illegal_moves"] == 0
+def test_torchrl_ppo(tmp_path):
+    _needs("torchrl", "numba")
+    out_path = tmp_path / "model.safetensors"
+    out = _run(
+        "torchrl_ppo.py",
+        *("--steps", "2048", "--envs", "64", "--rollout", "16", "--eval-every", "1024"),
+        *("--eval-deals", "2", "--final-deals", "2", "--out", str(out_path)),
+    )
+    assert out["steps"] == 2048 and out["illegal_moves"] == 0  # 2 batches of 64 x 16
+    assert out["vs_greedy"]["games"] == 4 and out["vs_random"]["games"] == 4
+    from agents.policy import load_policy_agent
+    from agents.training.eval_curve import evaluate_vs
+
+    assert out_path.exists() and load_policy_agent(str(out_path)) is not None
+    assert evaluate_vs(str(out_path), "random", 2, seed=0)["games"] == 4
+    rows = (tmp_path / "model_log.csv").read_text().splitlines()
+    assert len(rows) == 3  # the header, the curve point at 1024 and the final row
+    assert (tmp_path / "model_curve.png").exists() and (tmp_path / "model_summary.json").exists()
 
 
 def test_agilerl_ppo(tmp_path):
