@@ -1,5 +1,6 @@
 """AgileRL PPO on Trash: one masked PPO learner against the ``greedy`` bot, whole games.
 
+    pip install -e ".[vector]"   # the batched env below
     pip install "agilerl==2.58.0" "peft==0.21.0" && pip install "pettingzoo==1.27.0"
     python examples/agilerl_ppo.py
 

@@ -1,6 +1,6 @@
 """TorchRL on Trash: masked PPO of one seat against the greedy bot, on batched games.
 
-    pip install -e ".[torchrl,vector]"
+    pip install -e ".[torchrl]"
     python examples/torchrl_ppo.py
 
 The pieces are TorchRL's own: the env is ``trash_env.integrations.torchrl.make_vec_env``
