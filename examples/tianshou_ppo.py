@@ -57,7 +57,8 @@ HIDDEN = (128, 128)
 
 
 def mlp(inputs: int, outputs: int) -> nn.Sequential:
-    """Linear-Tanh-...-Linear, the shape the model file holds."""
+    """Linear-Tanh-...-Linear, the shape the model file holds (torch's default
+    initialisation: stable-baselines3's orthogonal one learned slower here, see the docs)."""
     layers: list[nn.Module] = []
     for width in HIDDEN:
         layers += [nn.Linear(inputs, width), nn.Tanh()]
@@ -95,7 +96,7 @@ class Critic(nn.Module):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=300_000, eval_every=100_000)
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=600_000, eval_every=100_000)
     parser.add_argument("--envs", type=int, default=256, help="envs collected in parallel")
     parser.add_argument("--rollout", type=int, default=16, help="decisions per env per update")
     parser.add_argument("--minibatch", type=int, default=1024)
