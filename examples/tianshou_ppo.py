@@ -63,8 +63,9 @@ HIDDEN = (128, 128)
 
 
 def mlp(inputs: int, outputs: int) -> nn.Sequential:
-    """Linear-Tanh-...-Linear, the shape the model file holds (torch's default
-    initialisation: stable-baselines3's orthogonal one learned slower here, see the docs)."""
+    """Linear-Tanh-...-Linear, the shape the model file holds, with torch's default
+    initialisation (stable-baselines3's orthogonal one, tried once without deal rewards, was at
+    0.145 against greedy after 200k decisions where this one was at 0.295)."""
     layers: list[nn.Module] = []
     for width in HIDDEN:
         layers += [nn.Linear(inputs, width), nn.Tanh()]
