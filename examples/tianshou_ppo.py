@@ -85,7 +85,7 @@ class MaskedActor(AbstractDiscreteActor):
     def get_preprocess_net(self) -> nn.Module:
         return self.net
 
-    def forward(self, obs, state=None, info=None):  # type: ignore[override]
+    def forward(self, obs, state=None, info=None):
         logits = self.net(torch.as_tensor(obs.obs, dtype=torch.float32))
         legal = torch.as_tensor(obs.mask, dtype=torch.bool)
         return logits.masked_fill(~legal, torch.finfo(logits.dtype).min), state
@@ -98,7 +98,7 @@ class Critic(nn.Module):
         super().__init__()
         self.net = mlp(inputs, 1)
 
-    def forward(self, obs, state=None, info=None):  # type: ignore[no-untyped-def]
+    def forward(self, obs, state=None, info=None):
         return self.net(torch.as_tensor(obs.obs, dtype=torch.float32))
 
 
