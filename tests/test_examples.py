@@ -119,11 +119,25 @@ def test_rllib_ppo_self_play_two_env_runners(tmp_path):
     _check_rllib_outputs(out, model)
 
 
-def test_tianshou_dqn():
+def test_tianshou_ppo(tmp_path):
     _needs("tianshou")
-    out = _run("tianshou_dqn.py", "--steps", "512", "--eval-games", "2", "--envs", "2")
-    assert out["train_steps"] >= 512
-    assert out["illegal_moves"] == 0
+    from agents.evaluation import evaluate
+    from agents.policy import load_policy_agent
+
+    model = tmp_path / "ts.safetensors"
+    out = _run(
+        "tianshou_ppo.py",
+        *("--steps", "1024", "--envs", "8", "--rollout", "64", "--minibatch", "256"),
+        *("--eval-every", "512", "--eval-deals", "2", "--final-deals", "2", "--out", str(model)),
+    )
+    assert out["steps"] >= 1024 and out["illegal_moves"] == 0
+    assert out["vs_greedy"]["games"] == 4 and out["vs_random"]["games"] == 4
+    assert model.exists() and Path(out["model"]) == model
+    load_policy_agent(str(model))
+    assert evaluate([str(model), "random"], deals=2).games == 4
+    rows = (tmp_path / "ts_log.csv").read_text().splitlines()
+    assert len(rows) >= 3  # the header, the curve point at 512 and the final row
+    assert (tmp_path / "ts_curve.png").exists() and (tmp_path / "ts_summary.json").exists()
 
 
 def test_torchrl_ppo(tmp_path):
