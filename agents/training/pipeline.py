@@ -147,7 +147,16 @@ class PipelineRun:
         self.curve.csv_path.unlink(missing_ok=True)
         self.started = time.perf_counter()
         self.eval_seconds = 0.0
+        self.last_steps, self.last_training = 0, 0.0
         self.next_point = args.eval_every if args.eval_every > 0 else None
+
+    def _training_columns(self, steps: int, now: float) -> dict[str, Any]:
+        """Wall seconds so far, and the training's decisions/s since the last point
+        (evaluations left out)."""
+        training = now - self.started - self.eval_seconds
+        rate = (steps - self.last_steps) / max(training - self.last_training, 1e-9)
+        self.last_steps, self.last_training = int(steps), training
+        return {"seconds": round(now - self.started, 1), "interval_steps_per_s": round(rate, 1)}
 
     def export(self, steps: int, actor: Any, value: Any = None, activation: str | None = None):
         """Write the policy as the model file ``--out`` (atomically) and return its path."""
@@ -180,7 +189,7 @@ class PipelineRun:
             self.next_point += self.args.eval_every
         started = time.perf_counter()
         path = self.export(steps, actor, value, activation)
-        row = self.curve.record(steps, path, seconds=round(started - self.started, 1))
+        row = self.curve.record(steps, path, **self._training_columns(steps, started))
         self.curve.plot()
         self.eval_seconds += time.perf_counter() - started
         print(_point_line(row), flush=True)
@@ -206,7 +215,7 @@ class PipelineRun:
             self.rules,
             self.args.eval_workers,
         )
-        row = {"timesteps": int(steps), **columns, "seconds": round(started - self.started, 1)}
+        row = {"timesteps": int(steps), **columns, **self._training_columns(steps, started)}
         append_row(self.curve.csv_path, row)
         png = self.curve.plot()
         self.eval_seconds += time.perf_counter() - started
