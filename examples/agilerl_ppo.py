@@ -50,7 +50,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.training.pipeline import PipelineRun, example_parser  # noqa: E402
+from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
 
 try:
     import agilerl  # noqa: F401
@@ -76,14 +76,27 @@ NAME = "agilerl_ppo"
 
 def parse_args(argv: list[str] | None = None):
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=1_500_000, eval_every=300_000)
-    parser.add_argument("--num-envs", type=int, default=256, help="games played at once")
-    parser.add_argument("--num-steps", type=int, default=16, help="decisions per game per rollout")
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--gamma", type=float, default=0.995)
-    parser.add_argument("--ent-coef", type=float, default=0.01)
-    parser.add_argument("--batch-size", type=int, default=1024, help="PPO minibatch")
-    parser.add_argument("--epochs", type=int, default=2, help="PPO epochs per update")
-    parser.add_argument("--hidden", type=int, default=128, help="width of the Tanh layers")
+    parser.add_argument(
+        "--envs", type=whole_number(1, 4_096), default=256, help="games played at once"
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=16,
+        help="decisions per game per rollout",
+    )
+    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
+    parser.add_argument("--gamma", type=real_number(0, 1), default=0.995)
+    parser.add_argument("--ent-coef", type=real_number(0, 10), default=0.01)
+    parser.add_argument(
+        "--batch-size", type=whole_number(1, 10_000_000), default=1024, help="PPO minibatch"
+    )
+    parser.add_argument(
+        "--epochs", type=whole_number(1, 1_000), default=2, help="PPO epochs per update"
+    )
+    parser.add_argument(
+        "--hidden", type=whole_number(1, 4_096), default=128, help="width of the Tanh layers"
+    )
     parser.add_argument(
         "--opponents", default="greedy", help="the opponent pool, comma-separated bot specs"
     )
@@ -102,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     run = PipelineRun(args, NAME, library="agilerl", features="pairs")
     envs = TrashVectorEnv(
-        args.num_envs,
+        args.envs,
         opponents=args.opponents.split(","),
         observation="pairs",
         seed=args.seed,
@@ -118,8 +131,8 @@ def main(argv: list[str] | None = None) -> dict:
             "latent_dim": args.hidden,
         },
         share_encoders=False,
-        num_envs=args.num_envs,
-        learn_step=args.num_envs * args.num_steps,
+        num_envs=args.envs,
+        learn_step=args.envs * args.n_steps,
         batch_size=args.batch_size,
         update_epochs=args.epochs,
         lr=args.lr,
@@ -133,15 +146,15 @@ def main(argv: list[str] | None = None) -> dict:
     actor, critic = linear_layers(agent.actor), linear_layers(agent.critic)
 
     obs, info = envs.reset(seed=args.seed)
-    started = np.zeros(args.num_envs, np.bool_)  # observation t starts a new game (after the first)
+    started = np.zeros(args.envs, np.bool_)  # observation t starts a new game (after the first)
     steps = illegal = 0
     while steps < args.steps:
         buffer = agent.rollout_buffer
         buffer.reset()
-        for _ in range(args.num_steps):
+        for _ in range(args.n_steps):
             mask = info["action_mask"]
             action, log_prob, _, value = agent.get_action(obs, action_mask=mask)
-            illegal += int((~mask[np.arange(args.num_envs), action].astype(bool)).sum())
+            illegal += int((~mask[np.arange(args.envs), action].astype(bool)).sum())
             next_obs, reward, terminated, truncated, info = envs.step(action)
             buffer.add(
                 obs=obs,
@@ -154,7 +167,7 @@ def main(argv: list[str] | None = None) -> dict:
                 action_mask=mask,
             )
             obs, started = next_obs, terminated | truncated
-            steps += args.num_envs
+            steps += args.envs
         with torch.no_grad():
             last_value = agent.critic(agent.preprocess_observation(obs)).squeeze(-1)
         buffer.compute_returns_and_advantages(last_value=last_value, last_done=started)

@@ -55,7 +55,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.training.pipeline import PipelineRun, example_parser  # noqa: E402
+from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
 
 NAME = "cleanrl_ppo"
 # ---- hyperparameters (CleanRL style; the flags below override the first few) ----
@@ -117,18 +117,30 @@ class Agent(nn.Module):
 
 def main(argv: list[str] | None = None) -> dict:
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=TOTAL_STEPS, eval_every=EVAL_EVERY)
-    parser.add_argument("--num-envs", type=int, default=NUM_ENVS, help="games stepped together")
     parser.add_argument(
-        "--num-steps", type=int, default=NUM_STEPS, help="decisions per env per rollout"
+        "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games stepped together"
     )
-    parser.add_argument("--lr", type=float, default=LEARNING_RATE, help="Adam learning rate")
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=NUM_STEPS,
+        help="decisions per env per rollout",
+    )
+    parser.add_argument(
+        "--lr",
+        type=real_number(0, 1, low_open=True),
+        default=LEARNING_RATE,
+        help="Adam learning rate",
+    )
     parser.add_argument(
         "--anneal-lr",
         action=argparse.BooleanOptionalAction,
         default=ANNEAL_LR,
         help="decay the learning rate linearly to 0 over the budget",
     )
-    parser.add_argument("--ent-coef", type=float, default=ENT_COEF, help="entropy bonus")
+    parser.add_argument(
+        "--ent-coef", type=real_number(0, 10), default=ENT_COEF, help="entropy bonus"
+    )
     parser.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponent pool")
     args = parser.parse_args(argv)
 
@@ -137,7 +149,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     envs = TrashVectorEnv(
-        args.num_envs,
+        args.envs,
         opponents=args.opponents.split(","),
         seed=args.seed,
         observation="pairs",
@@ -149,18 +161,18 @@ def main(argv: list[str] | None = None) -> dict:
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
 
     # rollout storage
-    shape = (args.num_steps, args.num_envs)
+    shape = (args.n_steps, args.envs)
     obs = torch.zeros(shape + (obs_size,))
     masks = torch.zeros(shape + (envs.single_action_space.n,), dtype=torch.bool)
     actions = torch.zeros(shape, dtype=torch.long)
     logprobs, rewards, dones, values = (torch.zeros(shape) for _ in range(4))
-    batch_size = args.num_envs * args.num_steps
+    batch_size = args.envs * args.n_steps
     minibatch_size = max(1, batch_size // NUM_MINIBATCHES)
 
     next_obs_np, info = envs.reset(seed=args.seed)
     next_obs = torch.as_tensor(next_obs_np)
     next_mask = torch.as_tensor(info["action_mask"])
-    next_done = torch.zeros(args.num_envs)
+    next_done = torch.zeros(args.envs)
     global_step, illegal_moves, games, wins = 0, 0, 0, 0
     num_updates = -(-args.steps // batch_size)
     started, eval_cpu = time.process_time(), 0.0
@@ -169,8 +181,8 @@ def main(argv: list[str] | None = None) -> dict:
             optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * args.lr
 
         # ---- rollout: NUM_STEPS decisions in every env ----
-        for step in range(args.num_steps):
-            global_step += args.num_envs
+        for step in range(args.n_steps):
+            global_step += args.envs
             obs[step], masks[step], dones[step] = next_obs, next_mask, next_done
             with torch.no_grad():
                 action, logprob, _, value = agent.get_action_and_value(next_obs, next_mask)
@@ -192,9 +204,9 @@ def main(argv: list[str] | None = None) -> dict:
         with torch.no_grad():
             next_value = agent.get_value(next_obs)
             advantages = torch.zeros_like(rewards)
-            lastgaelam = torch.zeros(args.num_envs)
-            for t in reversed(range(args.num_steps)):
-                if t == args.num_steps - 1:
+            lastgaelam = torch.zeros(args.envs)
+            for t in reversed(range(args.n_steps)):
+                if t == args.n_steps - 1:
                     nextnonterminal, nextvalues = 1.0 - next_done, next_value
                 else:
                     nextnonterminal, nextvalues = 1.0 - dones[t + 1], values[t + 1]

@@ -47,7 +47,7 @@ import torch  # noqa: E402
 from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
 from ray.rllib.core import DEFAULT_MODULE_ID  # noqa: E402
 
-from agents.training.pipeline import PipelineRun, example_parser  # noqa: E402
+from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
 
 NAME = "rllib_ppo"
 
@@ -67,14 +67,21 @@ def parse_args(argv: list[str] | None = None):
         help="also pay every finished deal's share of the result (as train.py does for "
         "whole games), not only the game's end",
     )
-    parser.add_argument("--env-runners", type=int, default=0, help="sampling actors (0: driver)")
     parser.add_argument(
-        "--envs", type=int, default=16, help="games per env runner (bot opponents only)"
+        "--env-runners", type=whole_number(0, 1_024), default=0, help="sampling actors (0: driver)"
     )
-    parser.add_argument("--batch", type=int, default=4096, help="env steps per PPO update")
-    parser.add_argument("--minibatch", type=int, default=1024)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument(
+        "--envs",
+        type=whole_number(1, 4_096),
+        default=16,
+        help="games per env runner (bot opponents only)",
+    )
+    parser.add_argument(
+        "--batch", type=whole_number(1, 10_000_000), default=4096, help="env steps per PPO update"
+    )
+    parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=1024)
+    parser.add_argument("--epochs", type=whole_number(1, 1_000), default=2)
+    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
     parser.add_argument("--verbose", action="store_true", help="print every PPO update")
     parser.add_argument(
         "--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else local)"
@@ -121,7 +128,7 @@ def main(argv: list[str] | None = None) -> dict:
             )
             .training(
                 train_batch_size_per_learner=args.batch,
-                minibatch_size=args.minibatch,
+                minibatch_size=args.batch_size,
                 num_epochs=args.epochs,
                 lr=args.lr,
                 gamma=0.995,

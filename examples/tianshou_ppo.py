@@ -5,9 +5,9 @@
 
 What it does: ``--envs`` copies of ``TrashSoloEnv(opponents=["greedy"], observation="pairs")``
 (through ``trash_env.integrations.tianshou.make_solo_env``: observation ``{"obs", "mask"}``) in
-Tianshou's ``DummyVectorEnv``; Tianshou's ``Collector`` gathers ``--envs x --rollout``
+Tianshou's ``DummyVectorEnv``; Tianshou's ``Collector`` gathers ``--envs x --n-steps``
 decisions, and Tianshou's ``PPO`` (GAE, clipped surrogate, value loss, entropy bonus) updates
-for ``--epochs`` passes in minibatches of ``--minibatch``. The actor is a plain MLP over the
+for ``--epochs`` passes in minibatches of ``--batch-size``. The actor is a plain MLP over the
 pairs observation whose masked logits are set to the lowest float before the categorical
 distribution, so no illegal action can be sampled (the env counts them: 0), and the model file
 (masked argmax of the same MLP) plays exactly as the net. Every ``--eval-every`` decisions the
@@ -56,7 +56,7 @@ from tianshou.env import DummyVectorEnv  # noqa: E402
 from tianshou.utils.net.common import AbstractDiscreteActor  # noqa: E402
 from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode  # noqa: E402
 
-from agents.training.pipeline import PipelineRun, example_parser  # noqa: E402
+from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
 
 NAME = "tianshou_ppo"
 HIDDEN = (128, 128)
@@ -104,13 +104,22 @@ class Critic(nn.Module):
 
 def main(argv: list[str] | None = None) -> dict:
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=600_000, eval_every=100_000)
-    parser.add_argument("--envs", type=int, default=256, help="envs collected in parallel")
-    parser.add_argument("--rollout", type=int, default=16, help="decisions per env per update")
-    parser.add_argument("--minibatch", type=int, default=1024)
-    parser.add_argument("--epochs", type=int, default=2, help="passes over each rollout")
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--gamma", type=float, default=0.995)
-    parser.add_argument("--ent-coef", type=float, default=0.01)
+    parser.add_argument(
+        "--envs", type=whole_number(1, 4_096), default=256, help="envs collected in parallel"
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=16,
+        help="decisions per env per update",
+    )
+    parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=1024)
+    parser.add_argument(
+        "--epochs", type=whole_number(1, 1_000), default=2, help="passes over each rollout"
+    )
+    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
+    parser.add_argument("--gamma", type=real_number(0, 1), default=0.995)
+    parser.add_argument("--ent-coef", type=real_number(0, 10), default=0.01)
     parser.add_argument(
         "--round-rewards",
         action=argparse.BooleanOptionalAction,
@@ -154,7 +163,7 @@ def main(argv: list[str] | None = None) -> dict:
         gamma=args.gamma,
         max_batchsize=4096,
     )
-    rollout = args.envs * args.rollout
+    rollout = args.envs * args.n_steps
     buffer = VectorReplayBuffer(rollout, args.envs)
     collector = Collector(algorithm, envs, buffer)
     collector.reset()
@@ -164,7 +173,7 @@ def main(argv: list[str] | None = None) -> dict:
         with policy_within_training_step(policy), torch_train_mode(algorithm, False):
             steps += collector.collect(n_step=rollout).n_collected_steps
         with policy_within_training_step(policy), torch_train_mode(algorithm):
-            algorithm.update(buffer=buffer, batch_size=args.minibatch, repeat=args.epochs)
+            algorithm.update(buffer=buffer, batch_size=args.batch_size, repeat=args.epochs)
         collector.reset_buffer(keep_statistics=True)
         run.progress(steps, actor.net, critic.net)
     cpu = time.process_time() - started

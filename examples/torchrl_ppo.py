@@ -56,7 +56,7 @@ from torchrl.modules import MaskedCategorical, ProbabilisticActor, ValueOperator
 from torchrl.objectives import ClipPPOLoss  # noqa: E402
 from torchrl.objectives.value import GAE  # noqa: E402
 
-from agents.training.pipeline import PipelineRun, example_parser  # noqa: E402
+from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
 
 NAME = "torchrl_ppo"
 STEPS, EVAL_EVERY = 1_000_000, 200_000
@@ -81,17 +81,39 @@ def mlp(inputs: int, outputs: int, last_gain: float) -> nn.Sequential:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
-    parser.add_argument("--envs", type=int, default=256, help="games played side by side")
-    parser.add_argument("--rollout", type=int, default=16, help="decisions per game per batch")
-    parser.add_argument("--epochs", type=int, default=2, help="PPO epochs per batch")
-    parser.add_argument("--minibatch", type=int, default=1024, help="decisions per minibatch")
-    parser.add_argument("--lr", type=float, default=1e-3, help="Adam's step size at the start")
     parser.add_argument(
-        "--lr-end", type=float, default=0.0, help="the step size at the end (linear in between)"
+        "--envs", type=whole_number(1, 4_096), default=256, help="games played side by side"
     )
-    parser.add_argument("--gamma", type=float, default=0.995)
-    parser.add_argument("--lmbda", type=float, default=0.95, help="GAE lambda")
-    parser.add_argument("--ent-coef", type=float, default=0.01)
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=16,
+        help="decisions per game per batch",
+    )
+    parser.add_argument(
+        "--epochs", type=whole_number(1, 1_000), default=2, help="PPO epochs per batch"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=whole_number(1, 10_000_000),
+        default=1024,
+        help="decisions per minibatch",
+    )
+    parser.add_argument(
+        "--lr",
+        type=real_number(0, 1, low_open=True),
+        default=1e-3,
+        help="Adam's step size at the start",
+    )
+    parser.add_argument(
+        "--lr-end",
+        type=real_number(0, 1),
+        default=0.0,
+        help="the step size at the end (linear in between)",
+    )
+    parser.add_argument("--gamma", type=real_number(0, 1), default=0.995)
+    parser.add_argument("--lmbda", type=real_number(0, 1), default=0.95, help="GAE lambda")
+    parser.add_argument("--ent-coef", type=real_number(0, 10), default=0.01)
     parser.add_argument(
         "--opponents", default="greedy", help="comma-separated opponent pool (agent specs)"
     )
@@ -135,7 +157,7 @@ def main(argv: list[str] | None = None) -> dict:
     )
     optimizer = torch.optim.Adam(loss_module.parameters(), lr=args.lr, eps=1e-5)
 
-    frames_per_batch = args.envs * args.rollout
+    frames_per_batch = args.envs * args.n_steps
     collector = Collector(
         env_maker,
         policy,
@@ -156,7 +178,7 @@ def main(argv: list[str] | None = None) -> dict:
             gae(batch)
         data = batch.reshape(-1)
         for _ in range(args.epochs):
-            for idx in torch.randperm(data.shape[0]).split(args.minibatch):
+            for idx in torch.randperm(data.shape[0]).split(args.batch_size):
                 losses = loss_module(data[idx])
                 loss = losses["loss_objective"] + losses["loss_critic"] + losses["loss_entropy"]
                 optimizer.zero_grad()

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="needs the vector extra")
 def test_the_benchmark_runs_an_example_and_reports_one_it_cannot_run(tmp_path):
     report = tmp_path / "pipelines.json"
-    short = "--steps 1024 --num-envs 64 --num-steps 16 --eval-every 0 --final-deals 2"
+    short = "--steps 1024 --envs 64 --n-steps 16 --eval-every 0 --final-deals 2"
     absent = next(
         name
         for name, module in (("agilerl_ppo", "agilerl"), ("rllib_ppo", "ray"))

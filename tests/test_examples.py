@@ -50,7 +50,7 @@ def test_cleanrl_ppo(tmp_path):
     model = tmp_path / "cleanrl.safetensors"
     out = _run(
         "cleanrl_ppo.py",
-        *("--steps", "2048", "--num-envs", "64", "--num-steps", "16"),
+        *("--steps", "2048", "--envs", "64", "--n-steps", "16"),
         *("--eval-every", "1024", "--eval-deals", "2", "--final-deals", "2"),
         *("--out", str(model)),
     )
@@ -100,7 +100,7 @@ def test_rllib_ppo_vs_greedy(tmp_path):
     model = tmp_path / "model.safetensors"
     out = _run(
         "rllib_ppo.py",
-        *("--steps", "1024", "--batch", "512", "--minibatch", "256", "--envs", "4"),
+        *("--steps", "1024", "--batch", "512", "--batch-size", "256", "--envs", "4"),
         *("--eval-every", "512", "--eval-deals", "2", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] >= 1024 and out["opponents"] == "greedy"
@@ -113,7 +113,7 @@ def test_rllib_ppo_self_play_two_env_runners(tmp_path):
     out = _run(
         "rllib_ppo.py",
         *("--opponents", "self", "--env-runners", "2", "--steps", "800", "--batch", "800"),
-        *("--minibatch", "400", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
+        *("--batch-size", "400", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] >= 800 and out["env_runners"] == 2
     _check_rllib_outputs(out, model)
@@ -127,7 +127,7 @@ def test_tianshou_ppo(tmp_path):
     model = tmp_path / "ts.safetensors"
     out = _run(
         "tianshou_ppo.py",
-        *("--steps", "1024", "--envs", "8", "--rollout", "64", "--minibatch", "256"),
+        *("--steps", "1024", "--envs", "8", "--n-steps", "64", "--batch-size", "256"),
         *("--eval-every", "512", "--eval-deals", "2", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] >= 1024 and out["illegal_moves"] == 0
@@ -145,7 +145,7 @@ def test_torchrl_ppo(tmp_path):
     out_path = tmp_path / "model.safetensors"
     out = _run(
         "torchrl_ppo.py",
-        *("--steps", "2048", "--envs", "64", "--rollout", "16", "--eval-every", "1024"),
+        *("--steps", "2048", "--envs", "64", "--n-steps", "16", "--eval-every", "1024"),
         *("--eval-deals", "2", "--final-deals", "2", "--out", str(out_path)),
     )
     assert out["steps"] == 2048 and out["illegal_moves"] == 0  # 2 batches of 64 x 16
@@ -165,7 +165,7 @@ def test_agilerl_ppo(tmp_path):
     model = tmp_path / "agilerl.safetensors"
     out = _run(
         "agilerl_ppo.py",
-        *("--steps", "2048", "--num-envs", "64", "--num-steps", "16", "--batch-size", "256"),
+        *("--steps", "2048", "--envs", "64", "--n-steps", "16", "--batch-size", "256"),
         *("--eval-every", "1024", "--eval-deals", "2", "--final-deals", "2"),
         *("--out", str(model)),
     )

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from agents.policy import load_policy_agent
-from agents.training.pipeline import PipelineRun, example_parser
+from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number
 from trash_env.observation import observation_size
 from trash_env.solo import TrashSoloEnv
 
@@ -113,3 +113,32 @@ def test_an_output_path_that_is_not_a_model_file_is_refused_before_training(tmp_
     args.out = str(tmp_path / "model.zip")
     with pytest.raises(ValueError, match=r"--out must end in \.safetensors"):
         PipelineRun(args, "demo", "torch")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0", "--lr: must be above 0 to 1, got 0"),
+        ("nan", "--lr: must be above 0 to 1, got nan"),
+        ("fast", "--lr: expected a number, got 'fast'"),
+    ],
+)
+def test_an_example_s_own_number_flags_are_checked_the_same_way(capsys, value, message):
+    parser = example_parser("demo", "a demo", steps=100, eval_every=30)
+    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
+    parser.add_argument("--envs", type=whole_number(1, 4096), default=8)
+    assert parser.parse_args(["--lr", "0.5", "--envs", "4096"]).lr == 0.5
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--lr", value])
+    assert message in capsys.readouterr().err
+
+
+def test_an_example_refuses_a_bad_flag_before_it_trains():
+    done = subprocess.run(
+        [sys.executable, "examples/cleanrl_ppo.py", "--envs", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2 and "--envs: must be from 1 to 4,096, got 0" in done.stderr

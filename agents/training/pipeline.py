@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
@@ -36,7 +38,10 @@ MAX_STEPS = 10**9
 MAX_DEALS = 10**6
 
 
-def _bounded(low: int, high: int):
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number from ``low`` to ``high``, else a usage error
+    naming the flag (argparse adds its name)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -44,6 +49,24 @@ def _bounded(low: int, high: int):
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"must be from {low:,} to {high:,}, got {value:,}")
+        return value
+
+    return parse
+
+
+def real_number(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number from ``low`` (excluded when ``low_open``) to
+    ``high``, else a usage error."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        above = value > low if low_open else value >= low
+        if not (math.isfinite(value) and above and value <= high):
+            side = "above" if low_open else "from"
+            raise argparse.ArgumentTypeError(f"must be {side} {low:g} to {high:g}, got {text}")
         return value
 
     return parse
@@ -58,39 +81,39 @@ def example_parser(
     )
     parser.add_argument(
         "--steps",
-        type=_bounded(1, MAX_STEPS),
+        type=whole_number(1, MAX_STEPS),
         default=steps,
         help="the budget: environment decisions of training",
     )
-    parser.add_argument("--seed", type=_bounded(0, 2**31 - 1), default=0, help="master seed")
+    parser.add_argument("--seed", type=whole_number(0, 2**31 - 1), default=0, help="master seed")
     parser.add_argument(
         "--out",
         default=f"runs/{name}/model.safetensors",
         help="the model file written (with its .json sidecar, <stem>_log.csv, "
         "<stem>_curve.png and <stem>_summary.json beside it)",
     )
-    parser.add_argument("--players", type=_bounded(2, 6), default=2, help="players per game")
+    parser.add_argument("--players", type=whole_number(2, 6), default=2, help="players per game")
     parser.add_argument(
         "--eval-every",
-        type=_bounded(0, MAX_STEPS),
+        type=whole_number(0, MAX_STEPS),
         default=eval_every,
         help="decisions between learning-curve points (0: the final evaluation only)",
     )
     parser.add_argument(
         "--eval-deals",
-        type=_bounded(1, MAX_DEALS),
+        type=whole_number(1, MAX_DEALS),
         default=200,
         help="duplicate deals per opponent at each curve point",
     )
     parser.add_argument(
         "--final-deals",
-        type=_bounded(1, MAX_DEALS),
+        type=whole_number(1, MAX_DEALS),
         default=1000,
         help="duplicate deals per opponent in the final evaluation",
     )
     parser.add_argument(
         "--eval-workers",
-        type=_bounded(1, 256),
+        type=whole_number(1, 256),
         default=1,
         help="evaluation processes (each re-imports the script: keep 1 for heavy libraries)",
     )
