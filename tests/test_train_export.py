@@ -183,6 +183,20 @@ def test_the_evaluation_curve_of_a_callable_and_of_a_model_file(tmp_path):
         EvaluationCurve(tmp_path / "c2.csv", deals=2, workers=2).record(0, act)
 
 
+def test_a_callable_recorded_at_many_points_is_one_agent(tmp_path):
+    from trash_env.agent import known_agents
+
+    def act(obs, mask):
+        return int(np.flatnonzero(mask)[0])
+
+    curve = EvaluationCurve(tmp_path / "curve.csv", deals=1)
+    curve.record(0, act)
+    before = set(known_agents())
+    curve.record(1, act)
+    curve.record(2, act)
+    assert set(known_agents()) == before
+
+
 def test_the_pipeline_helpers_import_no_learning_library():
     code = (
         "import sys, agents.training, agents.training.export, agents.training.eval_curve, "

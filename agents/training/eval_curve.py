@@ -141,10 +141,20 @@ class EvaluationCurve:
         if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
             raise ValueError(f"deals must be a positive integer, got {deals!r}")
         self.deals, self.seed, self.workers = int(deals), int(seed), int(workers)
+        self._callables: list[tuple[Any, str]] = []
         self.title = title or f"{self.csv_path.stem}: {self.rules.num_players} players"
 
     def record(self, steps: int, policy: Any, **extra: Any) -> dict[str, Any]:
-        """Evaluate ``policy`` at ``steps`` and append its row; returns the row."""
+        """Evaluate ``policy`` at ``steps`` and append its row; returns the row. A callable
+        is registered as an agent once, however many points it is recorded at."""
+        if not isinstance(policy, (str, Path)):
+            if self.workers != 1:
+                evaluate_vs(policy, "random", 1, 0, self.rules, self.workers)  # raises: says why
+            known = next((spec for f, spec in self._callables if f is policy), None)
+            if known is None:
+                known = policy_spec(policy)
+                self._callables.append((policy, known))
+            policy = known
         row = {
             "timesteps": int(steps),
             **evaluation_columns(
