@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> dict:
         help="also pay each finished deal (TrashSoloEnv's round_rewards, as train.py does)",
     )
     parser.add_argument(
-        "--opponents", nargs="+", default=["greedy"], help="the opponent pool (agent specs)"
+        "--opponents", default="greedy", help="the opponent pool, comma-separated agent specs"
     )
     args = parser.parse_args(argv)
     run = PipelineRun(args, NAME, library="tianshou", features="pairs")
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     def make():
         return make_solo_env(
-            opponents=args.opponents,
+            opponents=args.opponents.split(","),
             observation="pairs",
             round_rewards=args.round_rewards,
             num_players=args.players,

@@ -81,7 +81,7 @@ def test_a_run_logs_its_curve_points_then_the_final_evaluation(tmp_path, capsys)
         assert [r["timesteps"] for r in csv.DictReader(handle)] == ["5"]
 
 
-def test_the_model_file_enters_evaluate_py(tmp_path):
+def test_the_model_file_enters_evaluate_py_and_the_terminal_game(tmp_path):
     path = PipelineRun(_args(tmp_path), "demo", "torch").export(1, _actor())
     done = subprocess.run(
         [sys.executable, "evaluate.py", "--agents", str(path), "random", "--deals", "2"],
@@ -92,6 +92,17 @@ def test_the_model_file_enters_evaluate_py(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert path.name in done.stdout
+    played = subprocess.run(  # the model plays first (seat 1); the user quits at the prompt
+        [sys.executable, "-m", "agents.play", "--opponents", str(path), "--seed", "1"]
+        + ["--no-log", "--seat", "2"],
+        input="q\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert played.returncode == 0, played.stdout[-2000:] + played.stderr[-2000:]
+    assert "you are seat 2 of 2" in played.stdout and "Goodbye" in played.stdout
 
 
 @pytest.mark.parametrize(
