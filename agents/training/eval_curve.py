@@ -72,6 +72,15 @@ def policy_spec(policy: Any) -> str:
     return CallableAgent.name
 
 
+def require_one_worker(policy: Any, workers: int) -> None:
+    """A callable policy lives in this process: ``ValueError`` unless ``workers`` is 1."""
+    if not isinstance(policy, (str, Path)) and workers != 1:
+        raise ValueError(
+            "workers must be 1 for a callable policy (it lives in this process); "
+            "export it to a model file to use more"
+        )
+
+
 def evaluate_vs(
     policy: Any, opponent: str, deals: int, seed: int, rules: Any = None, workers: int = 1
 ) -> dict[str, Any]:
@@ -82,11 +91,7 @@ def evaluate_vs(
     from agents.evaluation import evaluate
     from agents.sizes import agent_figures
 
-    if not isinstance(policy, (str, Path)) and workers != 1:
-        raise ValueError(
-            "workers must be 1 for a callable policy (it lives in this process); "
-            "export it to a model file to use more"
-        )
+    require_one_worker(policy, workers)
     spec = policy_spec(policy)
     report = evaluate(
         [spec, opponent], rules=rules_of(rules), deals=deals, seed=seed, workers=workers
@@ -100,8 +105,7 @@ def evaluation_columns(
     """The :data:`EVAL_COLUMNS` of one log row: ``policy`` against greedy and random."""
     started = time.perf_counter()
     row: dict[str, Any] = {"eval_opponent": "greedy"}
-    if not isinstance(policy, (str, Path)) and workers != 1:
-        evaluate_vs(policy, "random", deals, seed, rules, workers)  # raises: say why
+    require_one_worker(policy, workers)
     spec = policy_spec(policy)  # a callable registered once for both opponents
     for opponent, prefix in OPPONENT_PREFIXES:
         figures = evaluate_vs(spec, opponent, deals, seed, rules, workers)
@@ -144,12 +148,15 @@ class EvaluationCurve:
         self._callables: list[tuple[Any, str]] = []
         self.title = title or f"{self.csv_path.stem}: {self.rules.num_players} players"
 
-    def record(self, steps: int, policy: Any, **extra: Any) -> dict[str, Any]:
-        """Evaluate ``policy`` at ``steps`` and append its row; returns the row. A callable
-        is registered as an agent once, however many points it is recorded at."""
+    def record(
+        self, steps: int, policy: Any, deals: int | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        """Evaluate ``policy`` at ``steps`` on ``deals`` duplicate deals per opponent (the
+        curve's own number when None; a run's final point may play more) and append its row;
+        returns the row. A callable is registered as an agent once, however many points it
+        is recorded at."""
         if not isinstance(policy, (str, Path)):
-            if self.workers != 1:
-                evaluate_vs(policy, "random", 1, 0, self.rules, self.workers)  # raises: says why
+            require_one_worker(policy, self.workers)
             known = next((spec for f, spec in self._callables if f is policy), None)
             if known is None:
                 known = policy_spec(policy)
@@ -158,7 +165,11 @@ class EvaluationCurve:
         row = {
             "timesteps": int(steps),
             **evaluation_columns(
-                policy, self.deals, self.seed + int(steps), self.rules, self.workers
+                policy,
+                self.deals if deals is None else int(deals),
+                self.seed + int(steps),
+                self.rules,
+                self.workers,
             ),
             **extra,
         }
