@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -175,7 +174,6 @@ def main(argv: list[str] | None = None) -> dict:
     next_done = torch.zeros(args.envs)
     global_step, illegal_moves, games, wins = 0, 0, 0, 0
     num_updates = -(-args.steps // batch_size)
-    started, eval_cpu = time.process_time(), 0.0
     for update in range(1, num_updates + 1):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * args.lr
@@ -240,9 +238,7 @@ def main(argv: list[str] | None = None) -> dict:
                 nn.utils.clip_grad_norm_(agent.parameters(), MAX_GRAD_NORM)
                 optimizer.step()
 
-        eval_started = time.process_time()
         run.progress(global_step, agent.actor, agent.critic)
-        eval_cpu += time.process_time() - eval_started
 
     return run.finish(
         global_step,
@@ -252,7 +248,6 @@ def main(argv: list[str] | None = None) -> dict:
         train_decisions=global_step,
         train_games=games,
         train_win_rate=round(wins / max(games, 1), 4),
-        train_cpu_seconds=round(time.process_time() - started - eval_cpu, 1),
         opponents=args.opponents,
     )
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
@@ -168,7 +167,6 @@ def main(argv: list[str] | None = None) -> dict:
     collector = Collector(algorithm, envs, buffer)
     collector.reset()
     steps = 0
-    started = time.process_time()
     while steps < args.steps:
         with policy_within_training_step(policy), torch_train_mode(algorithm, False):
             steps += collector.collect(n_step=rollout).n_collected_steps
@@ -176,11 +174,8 @@ def main(argv: list[str] | None = None) -> dict:
             algorithm.update(buffer=buffer, batch_size=args.batch_size, repeat=args.epochs)
         collector.reset_buffer(keep_statistics=True)
         run.progress(steps, actor.net, critic.net)
-    cpu = time.process_time() - started
     illegal = sum(envs.get_env_attr("illegal_moves"))
-    return run.finish(
-        steps, actor.net, critic.net, illegal_moves=int(illegal), train_cpu_seconds=round(cpu, 1)
-    )
+    return run.finish(steps, actor.net, critic.net, illegal_moves=int(illegal))
 
 
 if __name__ == "__main__":

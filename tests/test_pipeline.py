@@ -67,6 +67,9 @@ def test_a_run_logs_its_curve_points_then_the_final_evaluation(tmp_path, capsys)
     assert json.loads(last) == summary
     assert json.loads(run.summary_path.read_text()) == summary
     assert summary["steps"] == 100 and summary["note"] == "x" and summary["illegal_moves"] == 0
+    # training's share leaves the three points' evaluations out
+    assert 0 <= summary["train_seconds"] < summary["wall_seconds"]
+    assert 0 <= summary["train_cpu_seconds"] < summary["eval_seconds"]
     assert summary["vs_greedy"]["games"] == 6 and summary["vs_random"]["games"] == 6
     low, high = summary["vs_greedy"]["ci95"]
     assert low <= summary["vs_greedy"]["win_rate"] <= high

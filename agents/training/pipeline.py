@@ -10,8 +10,9 @@ figures.
   atomically: a crash leaves the last evaluated model) and evaluates that file against
   ``greedy`` and ``random`` on duplicate deals (:mod:`agents.training.eval_curve`), appending
   a row to ``<stem>_log.csv`` and redrawing ``<stem>_curve.png``. :meth:`PipelineRun.finish`
-  does the same once more on ``--final-deals`` deals, writes ``<stem>_summary.json`` and
-  prints it as the last line of output (one JSON object).
+  does the same once more on ``--final-deals`` deals, writes ``<stem>_summary.json`` (the
+  figures, and the wall and CPU seconds of training with the evaluations left out) and prints
+  it as the last line of output (one JSON object).
 
 The model file is then an agent like any other: ``python evaluate.py --agents PATH greedy``,
 ``python -m agents.play --opponents PATH``. Imports neither torch nor a learning library
@@ -28,8 +29,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from agents.training.eval_curve import EvaluationCurve, evaluation_columns
-from agents.training.log import append_row
+from agents.training.eval_curve import EvaluationCurve
 from trash_env.files import atomic_write_text, check_output_path
 
 # Evaluation deals are seeded far from any training seed an example uses.
@@ -168,8 +168,8 @@ class PipelineRun:
         )
         # A run owns the files at its --out: an earlier run's log would mix two curves.
         self.curve.csv_path.unlink(missing_ok=True)
-        self.started = time.perf_counter()
-        self.eval_seconds = 0.0
+        self.started, self.started_cpu = time.perf_counter(), time.process_time()
+        self.eval_seconds = self.eval_cpu = 0.0  # of the curve's points, not training
         self.last_steps, self.last_training = 0, 0.0
         self.next_point = args.eval_every if args.eval_every > 0 else None
 
@@ -210,13 +210,7 @@ class PipelineRun:
             return None
         while self.next_point <= steps:
             self.next_point += self.args.eval_every
-        started = time.perf_counter()
-        path = self.export(steps, actor, value, activation)
-        row = self.curve.record(steps, path, **self._training_columns(steps, started))
-        self.curve.plot()
-        self.eval_seconds += time.perf_counter() - started
-        print(_point_line(row), flush=True)
-        return row
+        return self._point(steps, actor, value, activation, self.args.eval_deals)[0]
 
     def finish(
         self,
@@ -229,20 +223,8 @@ class PipelineRun:
         """The final model file and evaluation (``--final-deals`` deals against each
         opponent), the last curve row, the summary file; prints and returns the summary."""
         train_seconds = time.perf_counter() - self.started - self.eval_seconds
-        started = time.perf_counter()
-        path = self.export(steps, actor, value, activation)
-        columns = evaluation_columns(
-            path,
-            self.args.final_deals,
-            self.curve.seed + int(steps),
-            self.rules,
-            self.args.eval_workers,
-        )
-        row = {"timesteps": int(steps), **columns, **self._training_columns(steps, started)}
-        append_row(self.curve.csv_path, row)
-        png = self.curve.plot()
-        self.eval_seconds += time.perf_counter() - started
-        print(_point_line(row), flush=True)
+        train_cpu = time.process_time() - self.started_cpu - self.eval_cpu
+        row, png = self._point(steps, actor, value, activation, self.args.final_deals)
         summary = {
             "example": self.name,
             "library": self.library,
@@ -251,11 +233,12 @@ class PipelineRun:
             "steps": int(steps),
             "seed": int(self.args.seed),
             "train_seconds": round(train_seconds, 1),
+            "train_cpu_seconds": round(train_cpu, 1),
             "eval_seconds": round(self.eval_seconds, 1),
             "wall_seconds": round(time.perf_counter() - self.started, 1),
             "vs_greedy": _figures(row, "eval"),
             "vs_random": _figures(row, "random"),
-            "model": str(path),
+            "model": str(self.out),
             "log": str(self.curve.csv_path),
             "curve": str(png) if png else None,
             **extra,
@@ -263,6 +246,20 @@ class PipelineRun:
         atomic_write_text(self.summary_path, json.dumps(summary, indent=2) + "\n")
         print(json.dumps(summary), flush=True)
         return summary
+
+    def _point(
+        self, steps: int, actor: Any, value: Any, activation: str | None, deals: int
+    ) -> tuple[dict[str, Any], Any]:
+        """Export the model file, evaluate it on ``deals`` deals into a curve row, redraw the
+        PNG; the time it takes counts as evaluation, not training. The row and the PNG."""
+        started, started_cpu = time.perf_counter(), time.process_time()
+        path = self.export(steps, actor, value, activation)
+        row = self.curve.record(steps, path, deals, **self._training_columns(steps, started))
+        png = self.curve.plot()
+        self.eval_seconds += time.perf_counter() - started
+        self.eval_cpu += time.process_time() - started_cpu
+        print(_point_line(row), flush=True)
+        return row, png
 
 
 def _figures(row: dict[str, Any], prefix: str) -> dict[str, Any]:
