@@ -8,9 +8,13 @@ that matter and fills the rest from what is left of the decks.
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -207,3 +211,19 @@ def answer_ctrl_c() -> None:
     *ignored*, and a program rightly keeps an inherited ignore, so the test restores the
     default a terminal gives."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def evaluate_model(model: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python evaluate.py --agents MODEL random --deals 2``, as a user runs it: a model file
+    an example or a pipeline wrote enters the project's evaluation."""
+    return subprocess.run(
+        [sys.executable, "evaluate.py", "--agents", str(model), "random", "--deals", "2"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONWARNINGS="ignore"),
+    )

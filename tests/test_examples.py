@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import evaluate_model
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.integration
@@ -63,14 +64,7 @@ def _check_saved_model(out: dict, model: Path, rows: int) -> None:
     assert model.with_name(f"{model.stem}_curve.png").stat().st_size > 1000
     summary = model.with_name(f"{model.stem}_summary.json")
     assert json.loads(summary.read_text()) == out
-    done = subprocess.run(
-        [sys.executable, "evaluate.py", "--agents", str(model), "random", "--deals", "2"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=dict(os.environ, PYTHONWARNINGS="ignore"),
-    )
+    done = evaluate_model(model)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert model.name in done.stdout
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import evaluate_model
 from torch import nn
 
 from agents.policy import load_policy_agent
@@ -86,13 +87,7 @@ def test_a_run_logs_its_curve_points_then_the_final_evaluation(tmp_path, capsys)
 
 def test_the_model_file_enters_evaluate_py_and_the_terminal_game(tmp_path):
     path = PipelineRun(_args(tmp_path), "demo", "torch").export(1, _actor())
-    done = subprocess.run(
-        [sys.executable, "evaluate.py", "--agents", str(path), "random", "--deals", "2"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    done = evaluate_model(path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert path.name in done.stdout
     played = subprocess.run(  # the model plays first (seat 1); the user quits at the prompt
