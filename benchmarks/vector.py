@@ -10,6 +10,9 @@ pair by pair under the same load; medians over the repetitions are reported):
   ``benchmarks/run.py`` (random legal choices, a new ``Game`` per game) against a
   ``VectorGame`` of ``--batch`` games (random legal choices drawn in the batch, finished games
   re-dealt in place). Target: at least 10x.
+- ``cores``: the same ``VectorGame`` loop at ``--wide-batch`` games (4,096), its kernels on one
+  core (``parallel=False``) against every core (``parallel=True``: numba ``prange`` across the
+  games, bit-identical results). Target: at least 1.6x on the 2-core machine.
 - ``env``: learner steps/s against greedy, random learner actions: ``TrashSoloEnv`` (run.py's
   solo loop) against ``TrashVecEnv`` of ``--batch`` games.
 - ``train``: MaskablePPO env steps/s against greedy with per-deal rewards. The reference is
@@ -50,14 +53,17 @@ import run  # noqa: E402  (benchmarks/run.py: the reference loops and helpers)
 now = time.perf_counter
 
 
-def batched_engine_loop(seconds: float, seed: int, batch_size: int) -> float:
+def batched_engine_loop(
+    seconds: float, seed: int, batch_size: int, parallel: bool | None = False
+) -> float:
     """Decisions/s of a ``VectorGame``: random legal engine actions chosen in the batch (the
-    same uniform choice as run.py's loop), games re-dealt in the step as they end."""
+    same uniform choice as run.py's loop), games re-dealt in the step as they end; its
+    kernels on one core unless ``parallel``."""
     from trash_env.rules import Rules
     from trash_env.vector import VectorGame
     from trash_env.vector import _kernels as K
 
-    batch = VectorGame(Rules(), batch_size, seed=seed)
+    batch = VectorGame(Rules(), batch_size, seed=seed, parallel=parallel)
     words = np.random.default_rng(seed).integers(0, 2**64, size=(batch_size, 6), dtype=np.uint64)
     words[:, 3] |= np.uint64(1)
     words[:, 4:] = 0
@@ -67,7 +73,7 @@ def batched_engine_loop(seconds: float, seed: int, batch_size: int) -> float:
     start = now()
     while True:
         for _ in range(20):
-            K.batch_random_actions(games, words, actions)
+            K.batch_random_actions(games, words, actions, parallel=parallel)
             decisions += int(np.count_nonzero(batch.step(actions, autoreset=True)))
         elapsed = now() - start
         if elapsed > seconds:
@@ -281,18 +287,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--batch", type=int, default=1024, help="games per batch (1024)")
+    parser.add_argument("--wide-batch", type=int, default=4096, help="cores section (4096)")
     parser.add_argument("--quick", action="store_true", help="4,096 training steps, not 16,384")
-    parser.add_argument("--only", default="engine,env,train,memory")
+    parser.add_argument("--only", default="engine,cores,env,train,memory")
     parser.add_argument("--json", type=Path, default=HERE / "vector.json")
     args = parser.parse_args(argv)
-    for name in ("repeats", "batch"):
+    for name in ("repeats", "batch", "wide_batch"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
     only = [s.strip() for s in args.only.split(",") if s.strip()]
-    unknown = sorted(set(only) - {"engine", "env", "train", "memory"})
+    sections = ("engine", "cores", "env", "train", "memory")
+    unknown = sorted(set(only) - set(sections))
     if unknown:
         parser.error(
-            f"--only: unknown section(s) {', '.join(unknown)}; allowed: engine, env, train, memory"
+            f"--only: unknown section(s) {', '.join(unknown)}; allowed: {', '.join(sections)}"
         )
 
     def log(text: str) -> None:
@@ -300,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # Compile (or load the compiled kernels) before any timing.
     batched_engine_loop(0.01, 0, 8)
+    batched_engine_loop(0.01, 0, 8, parallel=True)
     batched_env_loop(0.01, 0, 8)
     results: dict[str, list[dict]] = {}
     b = args.batch
@@ -314,6 +323,21 @@ def main(argv: list[str] | None = None) -> int:
             log,
         )
         results["engine"] = rows_of(figures, "decisions/s", "Game.step loop (reference)")
+    if "cores" in only:
+        w = args.wide_batch
+        log(f"cores: decisions/s at B={w}, one core against {os.cpu_count()}")
+        one = f"VectorGame B={w}, one core (reference)"
+        figures = run.interleaved(
+            {
+                one: lambda rep: batched_engine_loop(args.seconds, rep, w, parallel=False),
+                f"VectorGame B={w}, every core (prange)": lambda rep: batched_engine_loop(
+                    args.seconds, rep, w, parallel=True
+                ),
+            },
+            args.repeats,
+            log,
+        )
+        results["cores"] = rows_of(figures, "decisions/s", one)
     if "env" in only:
         log("env: learner steps/s vs greedy")
         figures = run.interleaved(

@@ -13,10 +13,18 @@ order as the reference for the same seed to deal the same cards).
 
 from __future__ import annotations
 
+import os
 import zlib
+from typing import Any
+
+# The parallel kernels' threads wait for work asleep, not spinning: on a machine whose cores
+# are shared with other jobs a spinning OpenMP thread keeps a core from the thread the loop
+# waits for, and a parallel step then runs several times slower than the serial one
+# (docs/vector.md). A value the user set is kept; OpenMP reads it when numba first starts it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import (
@@ -79,8 +87,9 @@ def cfg_signature() -> int:
 
 
 @njit(cache=True)
-def new_game(r, cfg, wild, deck, totals) -> None:
-    """``Game.__init__`` from the record's fresh rng words: sizes, counters, first deal."""
+def new_game(r, first, cfg, wild, deck, totals) -> None:
+    """``Game.__init__`` from the record's fresh rng words: sizes, counters, first deal; the
+    first player is ``first``, or drawn from the game's generator when it is below 0."""
     n = cfg[CFG_NUM_PLAYERS]
     for p in range(n):
         r.sizes[p] = cfg[CFG_START_SIZE]
@@ -94,7 +103,7 @@ def new_game(r, cfg, wild, deck, totals) -> None:
     r.done = False
     r.truncated = False
     r.decision = NONE
-    r.current = integers(r.rng, n)
+    r.current = integers(r.rng, n) if first < 0 else first
     run(r, START_ROUND, cfg, wild, deck, totals)
 
 
@@ -479,66 +488,120 @@ def step(r, action, cfg, wild, deck, totals) -> bool:
 # ---------------------------------------------------------------------- batch kernels
 
 
+@njit(cache=True, inline="always")
+def new_game_in(r, seed, first, cfg, wild, deck, totals) -> None:
+    """A new game in record ``r`` as ``Game(rules, seed=seed, first_player=first)`` (``first``
+    below 0: drawn from the game's generator, as ``first_player=None``)."""
+    seed_words(seed, r.rng)
+    new_game(r, first, cfg, wild, deck, totals)
+
+
 @njit(cache=True)
-def batch_new_games(games, index, seeds, cfg, wild, deck, totals) -> None:
-    """Start a new game in each slot ``index[i]``, as ``Game(rules, seed=seeds[i])``."""
+def _batch_new_games(games, index, seeds, firsts, cfg, wild, deck, totals) -> None:
+    """Start a new game in each slot ``index[i]``, as ``Game(rules, seed=seeds[i],
+    first_player=firsts[i])`` (``firsts[i] < 0``: drawn, as ``first_player=None``)."""
     for i in range(index.shape[0]):
-        r = games[index[i]]
-        seed_words(seeds[i], r.rng)
-        new_game(r, cfg, wild, deck, totals)
+        new_game_in(games[index[i]], seeds[i], firsts[i], cfg, wild, deck, totals)
+
+
+@njit(cache=True, parallel=True)
+def _batch_new_games_parallel(games, index, seeds, firsts, cfg, wild, deck, totals) -> None:
+    for i in prange(index.shape[0]):
+        new_game_in(games[index[i]], seeds[i], firsts[i], cfg, wild, deck, totals)
+
+
+@njit(cache=True, inline="always")
+def step_game(r, action, cfg, wild, deck, totals) -> bool:
+    """One decision in a game that is not over; False (nothing changed) if illegal or over."""
+    return False if r.done else step(r, action, cfg, wild, deck, totals)
 
 
 @njit(cache=True)
-def batch_step(games, actions, legal, cfg, wild, deck, totals) -> None:
+def _batch_step(games, actions, legal, cfg, wild, deck, totals) -> None:
     """One decision in every game that is not over; ``legal[g]`` tells whether it was legal."""
     for g in range(games.shape[0]):
-        r = games[g]
-        if r.done:
-            legal[g] = False
-            continue
-        legal[g] = step(r, actions[g], cfg, wild, deck, totals)
+        legal[g] = step_game(games[g], actions[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True, parallel=True)
+def _batch_step_parallel(games, actions, legal, cfg, wild, deck, totals) -> None:
+    for g in prange(games.shape[0]):
+        legal[g] = step_game(games[g], actions[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True, inline="always")
+def step_and_record(g, games, actions, legal, finished, final_returns, cfg, wild, deck, totals):
+    """``step_game`` in game ``g``; if it ends, flag it in ``finished`` and write its
+    ``Game.returns()`` to ``final_returns[g]``."""
+    n = cfg[CFG_NUM_PLAYERS]
+    r = games[g]
+    finished[g] = False
+    legal[g] = step_game(r, actions[g], cfg, wild, deck, totals)
+    if legal[g] and r.done:
+        finished[g] = True
+        winners = 0
+        for p in range(n):
+            winners += r.winners[p]
+        for p in range(n):
+            if winners == 0 or r.truncated:
+                final_returns[g, p] = 0.0
+            else:
+                share = n / winners if r.winners[p] else 0.0
+                final_returns[g, p] = (share - 1.0) / (n - 1)
 
 
 @njit(cache=True)
-def batch_step_autoreset(
+def assign_seeds(finished, seeds, new_seeds) -> int:
+    """The next of ``seeds`` to each finished game, in ascending slot order; returns how many
+    were used (a serial pass, so both kernels below hand out the same seeds)."""
+    used = 0
+    for g in range(finished.shape[0]):
+        if finished[g]:
+            new_seeds[g] = seeds[used]
+            used += 1
+    return used
+
+
+@njit(cache=True)
+def _batch_step_autoreset(
     games, actions, legal, finished, final_returns, seeds, new_seeds, cfg, wild, deck, totals
 ) -> int:
     """``batch_step``, then every game that ended is recorded (``finished[g]``, its
     ``Game.returns()`` in ``final_returns[g]``) and re-dealt from the next of ``seeds``
     (its seed in ``new_seeds[g]``); returns how many seeds were used (enough are given)."""
-    n = cfg[CFG_NUM_PLAYERS]
-    used = 0
     for g in range(games.shape[0]):
-        r = games[g]
-        finished[g] = False
-        if r.done:
-            legal[g] = False
-            continue
-        legal[g] = step(r, actions[g], cfg, wild, deck, totals)
-        if r.done:
-            finished[g] = True
-            winners = 0
-            for p in range(n):
-                winners += r.winners[p]
-            for p in range(n):
-                if winners == 0 or r.truncated:
-                    final_returns[g, p] = 0.0
-                else:
-                    share = n / winners if r.winners[p] else 0.0
-                    final_returns[g, p] = (share - 1.0) / (n - 1)
-            seed_words(seeds[used], r.rng)
-            new_seeds[g] = seeds[used]
-            used += 1
-            new_game(r, cfg, wild, deck, totals)
+        step_and_record(g, games, actions, legal, finished, final_returns, cfg, wild, deck, totals)
+    used = assign_seeds(finished, seeds, new_seeds)
+    for g in range(games.shape[0]):
+        if finished[g]:
+            new_game_in(games[g], new_seeds[g], -1, cfg, wild, deck, totals)
+    return used
+
+
+@njit(cache=True, parallel=True)
+def _batch_step_autoreset_parallel(
+    games, actions, legal, finished, final_returns, seeds, new_seeds, cfg, wild, deck, totals
+) -> int:
+    for g in prange(games.shape[0]):
+        step_and_record(g, games, actions, legal, finished, final_returns, cfg, wild, deck, totals)
+    used = assign_seeds(finished, seeds, new_seeds)
+    for g in prange(games.shape[0]):
+        if finished[g]:
+            new_game_in(games[g], new_seeds[g], -1, cfg, wild, deck, totals)
     return used
 
 
 @njit(cache=True)
-def batch_step_index(games, index, actions, legal, cfg, wild, deck, totals) -> None:
+def _batch_step_index(games, index, actions, legal, cfg, wild, deck, totals) -> None:
     """``actions[i]`` in game ``index[i]``."""
     for i in range(index.shape[0]):
-        r = games[index[i]]
-        legal[i] = False if r.done else step(r, actions[i], cfg, wild, deck, totals)
+        legal[i] = step_game(games[index[i]], actions[i], cfg, wild, deck, totals)
+
+
+@njit(cache=True, parallel=True)
+def _batch_step_index_parallel(games, index, actions, legal, cfg, wild, deck, totals) -> None:
+    for i in prange(index.shape[0]):
+        legal[i] = step_game(games[index[i]], actions[i], cfg, wild, deck, totals)
 
 
 @njit(cache=True)
@@ -562,14 +625,26 @@ def mask_into(r, player, out) -> None:
 
 
 @njit(cache=True)
-def batch_masks(games, players, out) -> None:
+def _batch_masks(games, players, out) -> None:
     for g in range(games.shape[0]):
         mask_into(games[g], players[g], out[g])
 
 
+@njit(cache=True, parallel=True)
+def _batch_masks_parallel(games, players, out) -> None:
+    for g in prange(games.shape[0]):
+        mask_into(games[g], players[g], out[g])
+
+
 @njit(cache=True)
-def batch_masks_index(games, index, players, out) -> None:
+def _batch_masks_index(games, index, players, out) -> None:
     for i in range(index.shape[0]):
+        mask_into(games[index[i]], players[i], out[i])
+
+
+@njit(cache=True, parallel=True)
+def _batch_masks_index_parallel(games, index, players, out) -> None:
+    for i in prange(index.shape[0]):
         mask_into(games[index[i]], players[i], out[i])
 
 
@@ -613,18 +688,34 @@ def observe_into(r, observer, out, n, wild, totals, cards) -> None:
 
 
 @njit(cache=True)
-def batch_observe(games, observers, out, cfg, wild, totals) -> None:
+def _batch_observe(games, observers, out, cfg, wild, totals) -> None:
     n = cfg[CFG_NUM_PLAYERS]
     cards = cfg[CFG_CARDS]
     for g in range(games.shape[0]):
         observe_into(games[g], observers[g], out[g], n, wild, totals, cards)
 
 
+@njit(cache=True, parallel=True)
+def _batch_observe_parallel(games, observers, out, cfg, wild, totals) -> None:
+    n = cfg[CFG_NUM_PLAYERS]
+    cards = cfg[CFG_CARDS]
+    for g in prange(games.shape[0]):
+        observe_into(games[g], observers[g], out[g], n, wild, totals, cards)
+
+
 @njit(cache=True)
-def batch_observe_index(games, index, observers, out, cfg, wild, totals) -> None:
+def _batch_observe_index(games, index, observers, out, cfg, wild, totals) -> None:
     n = cfg[CFG_NUM_PLAYERS]
     cards = cfg[CFG_CARDS]
     for i in range(index.shape[0]):
+        observe_into(games[index[i]], observers[i], out[i], n, wild, totals, cards)
+
+
+@njit(cache=True, parallel=True)
+def _batch_observe_index_parallel(games, index, observers, out, cfg, wild, totals) -> None:
+    n = cfg[CFG_NUM_PLAYERS]
+    cards = cfg[CFG_CARDS]
+    for i in prange(index.shape[0]):
         observe_into(games[index[i]], observers[i], out[i], n, wild, totals, cards)
 
 
@@ -720,29 +811,46 @@ def violation(r, cfg, wild, totals) -> int:
 
 
 @njit(cache=True)
-def batch_violations(games, out, cfg, wild, totals) -> None:
+def _batch_violations(games, out, cfg, wild, totals) -> None:
     for g in range(games.shape[0]):
         out[g] = violation(games[g], cfg, wild, totals)
 
 
+@njit(cache=True, parallel=True)
+def _batch_violations_parallel(games, out, cfg, wild, totals) -> None:
+    for g in prange(games.shape[0]):
+        out[g] = violation(games[g], cfg, wild, totals)
+
+
 @njit(cache=True)
-def batch_soak(games, orngs, out, cfg, wild, deck, totals) -> None:
+def _batch_soak(games, orngs, out, cfg, wild, deck, totals) -> None:
     """Play every game to its end with uniform random legal engine actions (drawn from
     ``orngs[g]``), checking the invariants after every decision. ``out[g]``: the decisions
     played and 0, or the code of the first violation (``V_REFUSED``: a legal action was
     refused), where that game stops."""
     for g in range(games.shape[0]):
-        r = games[g]
+        soak_game(games[g], orngs[g], out[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True, parallel=True)
+def _batch_soak_parallel(games, orngs, out, cfg, wild, deck, totals) -> None:
+    for g in prange(games.shape[0]):
+        soak_game(games[g], orngs[g], out[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True)
+def soak_game(r, orng, out, cfg, wild, deck, totals) -> None:
+    """``batch_soak`` for one game: ``out`` = [decisions played, violation code]."""
+    code = violation(r, cfg, wild, totals)
+    decisions = 0
+    while code == 0 and not r.done:
+        if not step(r, random_engine_action(r, orng), cfg, wild, deck, totals):
+            code = V_REFUSED
+            break
+        decisions += 1
         code = violation(r, cfg, wild, totals)
-        decisions = 0
-        while code == 0 and not r.done:
-            if not step(r, random_engine_action(r, orngs[g]), cfg, wild, deck, totals):
-                code = V_REFUSED
-                break
-            decisions += 1
-            code = violation(r, cfg, wild, totals)
-        out[g, 0] = decisions
-        out[g, 1] = code
+    out[0] = decisions
+    out[1] = code
 
 
 # ---------------------------------------------------------------------- bots
@@ -853,31 +961,90 @@ def random_engine_action(r, orng) -> int | np.int64:  # int64 inside numba eithe
 
 
 @njit(cache=True)
-def batch_random_actions(games, orngs, out) -> None:
+def _batch_random_actions(games, orngs, out) -> None:
     """Uniform random legal engine actions for every running game (benchmarks, tests)."""
     for g in range(games.shape[0]):
         r = games[g]
         out[g] = -1 if r.done else random_engine_action(r, orngs[g])
 
 
+@njit(cache=True, parallel=True)
+def _batch_random_actions_parallel(games, orngs, out) -> None:
+    for g in prange(games.shape[0]):
+        r = games[g]
+        out[g] = -1 if r.done else random_engine_action(r, orngs[g])
+
+
 @njit(cache=True)
-def batch_advance(games, index, kinds, weights, orngs, learner, cfg, wild, deck, totals) -> None:
+def _batch_advance(games, index, kinds, weights, orngs, learner, cfg, wild, deck, totals) -> None:
     """Answer calls and play the built-in bots in the games ``index`` until the learner
     (``learner[g]``) decides, a policy seat must act (``kinds == BOT_POLICY``: the caller runs
     the network) or the game ends (``TrashSoloEnv._advance``)."""
-    n = cfg[CFG_NUM_PLAYERS]
     for i in range(index.shape[0]):
         g = index[i]
-        r = games[g]
-        while not r.done:
-            if r.decision == CALL:
-                step(r, CALL_TRASH, cfg, wild, deck, totals)
-                continue
-            p = r.current
-            if p == learner[g]:
-                break
-            kind = kinds[g, p]
-            if kind == BOT_POLICY:
-                break
-            action = bot_action(r, kind, weights[g, p], orngs[g], wild, n)
-            step(r, action, cfg, wild, deck, totals)
+        advance_game(games[g], kinds[g], weights[g], orngs[g], learner[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True, parallel=True)
+def _batch_advance_parallel(
+    games, index, kinds, weights, orngs, learner, cfg, wild, deck, totals
+) -> None:
+    for i in prange(index.shape[0]):
+        g = index[i]
+        advance_game(games[g], kinds[g], weights[g], orngs[g], learner[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True)
+def advance_game(r, kinds, weights, orng, learner, cfg, wild, deck, totals) -> None:
+    """``batch_advance`` for one game: ``kinds``/``weights`` per seat, one bot stream."""
+    n = cfg[CFG_NUM_PLAYERS]
+    while not r.done:
+        if r.decision == CALL:
+            step(r, CALL_TRASH, cfg, wild, deck, totals)
+            continue
+        p = r.current
+        if p == learner:
+            break
+        kind = kinds[p]
+        if kind == BOT_POLICY:
+            break
+        step(r, bot_action(r, kind, weights[p], orng, wild, n), cfg, wild, deck, totals)
+
+
+# ---------------------------------------------------------------------- dispatch
+
+# From this many games on, a kernel runs its games on every core (numba's ``prange``; each
+# game is stepped by one thread from its own state and stream, so the results are the same
+# bit for bit). Below it the threads' start-up costs more than it saves (docs/vector.md).
+PARALLEL_MIN_GAMES = 512
+
+
+class Kernel:
+    """A batch kernel in its two compiled forms: ``parallel`` (every core) for batches of
+    ``PARALLEL_MIN_GAMES`` games or more, ``serial`` below; ``parallel=True``/``False`` forces
+    one. The games counted are the first argument's, or the index's (``size_arg=1``)."""
+
+    def __init__(self, serial: Any, parallel: Any, size_arg: int = 0) -> None:
+        self.serial = serial
+        self.parallel = parallel
+        self.size_arg = size_arg
+        self.__doc__ = serial.__doc__
+
+    def __call__(self, *args: Any, parallel: bool | None = None) -> Any:
+        if parallel is None:
+            parallel = args[self.size_arg].shape[0] >= PARALLEL_MIN_GAMES
+        return (self.parallel if parallel else self.serial)(*args)
+
+
+batch_new_games = Kernel(_batch_new_games, _batch_new_games_parallel, 1)
+batch_step = Kernel(_batch_step, _batch_step_parallel)
+batch_step_autoreset = Kernel(_batch_step_autoreset, _batch_step_autoreset_parallel)
+batch_step_index = Kernel(_batch_step_index, _batch_step_index_parallel, 1)
+batch_masks = Kernel(_batch_masks, _batch_masks_parallel)
+batch_masks_index = Kernel(_batch_masks_index, _batch_masks_index_parallel, 1)
+batch_observe = Kernel(_batch_observe, _batch_observe_parallel)
+batch_observe_index = Kernel(_batch_observe_index, _batch_observe_index_parallel, 1)
+batch_violations = Kernel(_batch_violations, _batch_violations_parallel)
+batch_soak = Kernel(_batch_soak, _batch_soak_parallel)
+batch_random_actions = Kernel(_batch_random_actions, _batch_random_actions_parallel)
+batch_advance = Kernel(_batch_advance, _batch_advance_parallel, 1)

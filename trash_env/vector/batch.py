@@ -162,6 +162,9 @@ class VectorGame:
         batch_size: B, the number of games.
         seed: seed of the batch's generator, which draws every game's seed.
         seeds: explicit game seeds for the first B games (then ``seed`` only feeds later ones).
+        parallel: step the games on every core (numba's ``prange``) or on one; default
+            (None): every core from ``_kernels.PARALLEL_MIN_GAMES`` games on. The results are
+            the same bit for bit either way.
     """
 
     def __init__(
@@ -171,6 +174,7 @@ class VectorGame:
         seed: int | None = None,
         *,
         seeds: Sequence[int] | None = None,
+        parallel: bool | None = None,
     ) -> None:
         if (
             isinstance(batch_size, bool)
@@ -183,6 +187,9 @@ class VectorGame:
         self.rules = rules if rules is not None else Rules()
         self.arrays = RulesArrays(self.rules)
         self.batch_size = int(batch_size)
+        if parallel not in (None, True, False):
+            raise ValueError(f"parallel must be True, False or None, got {parallel!r}")
+        self.parallel = parallel
         self.num_players = self.rules.num_players
         self.rng = np.random.default_rng(seed)
         self.games = np.zeros(self.batch_size, self.arrays.dtype)
@@ -218,10 +225,15 @@ class VectorGame:
     # ------------------------------------------------------------------ games
 
     def reset(
-        self, index: np.ndarray | Sequence[int] | None = None, seeds: Sequence[int] | None = None
+        self,
+        index: np.ndarray | Sequence[int] | None = None,
+        seeds: Sequence[int] | None = None,
+        first_players: Sequence[int] | np.ndarray | None = None,
     ) -> None:
         """Start new games in the slots ``index`` (default: all), with game seeds ``seeds``
-        (default: drawn from the batch's generator, one per slot in the order given)."""
+        (default: drawn from the batch's generator, one per slot in the order given) and,
+        as ``Game(first_player=...)``, the first round's first players ``first_players``
+        (default: drawn by each game's generator)."""
         idx = np.arange(self.batch_size) if index is None else np.asarray(index, np.int64)
         if idx.size == 0:
             return
@@ -239,8 +251,26 @@ class VectorGame:
                     raise ValueError(f"seeds must be integers from 0 to 2**64 - 1, got {s!r}")
             drawn = np.array([int(s) for s in seeds], np.uint64)
         self.seeds[idx] = drawn
+        if first_players is None:
+            firsts = np.full(idx.size, -1, np.int64)
+        else:
+            firsts = np.asarray(first_players)
+            n = self.num_players
+            if (
+                firsts.shape != (idx.size,)
+                or firsts.dtype.kind not in "iu"
+                or holds_bool(first_players)
+                or (firsts.size and not (firsts.min() >= 0 and firsts.max() < n))
+            ):
+                raise ValueError(
+                    f"first_players must be {idx.size} integers from 0 to {n - 1}, got "
+                    f"{reprlib.repr(first_players)}"
+                )
+            firsts = firsts.astype(np.int64)
         a = self.arrays
-        K.batch_new_games(self.games, idx, drawn, a.cfg, a.wild, a.deck, a.totals)
+        K.batch_new_games(
+            self.games, idx, drawn, firsts, a.cfg, a.wild, a.deck, a.totals, parallel=self.parallel
+        )
 
     def step(self, actions: np.ndarray | Sequence[int], autoreset: bool = False) -> np.ndarray:
         """Apply one engine action (0..14, as ``Game.step``) in every running game; games that
@@ -268,10 +298,12 @@ class VectorGame:
                 a.wild,
                 a.deck,
                 a.totals,
+                parallel=self.parallel,
             )
             self._seed_pos += used
         else:
-            K.batch_step(self.games, acts, self._legal, a.cfg, a.wild, a.deck, a.totals)
+            args = (self.games, acts, self._legal, a.cfg, a.wild, a.deck, a.totals)
+            K.batch_step(*args, parallel=self.parallel)
         return self._legal.copy()
 
     def violations(self) -> np.ndarray:
@@ -279,7 +311,7 @@ class VectorGame:
         ``Game.check_invariants`` its state breaks (``VIOLATIONS[code - 1]`` says which)."""
         out = np.zeros(self.batch_size, np.int64)
         a = self.arrays
-        K.batch_violations(self.games, out, a.cfg, a.wild, a.totals)
+        K.batch_violations(self.games, out, a.cfg, a.wild, a.totals, parallel=self.parallel)
         return out
 
     def check_invariants(self) -> None:
@@ -324,7 +356,7 @@ class VectorGame:
         to act) in every game."""
         who = self.current.astype(np.int64) if players is None else np.asarray(players, np.int64)
         out = np.empty((self.batch_size, NUM_ACTIONS), np.int8)
-        K.batch_masks(self.games, who, out)
+        K.batch_masks(self.games, who, out, parallel=self.parallel)
         return out
 
     def observations(
@@ -338,7 +370,7 @@ class VectorGame:
         if out is None:
             out = np.empty((self.batch_size, observation_size(self.num_players)), np.float32)
         a = self.arrays
-        K.batch_observe(self.games, who, out, a.cfg, a.wild, a.totals)
+        K.batch_observe(self.games, who, out, a.cfg, a.wild, a.totals, parallel=self.parallel)
         return out
 
     def returns(self) -> np.ndarray:
