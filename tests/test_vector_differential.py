@@ -202,9 +202,11 @@ class Checker:
         self.step += 1
 
 
-def play_batch(options: dict, batch_size: int, seed: int, observe: float = 0.1) -> Checker:
+def play_batch(
+    options: dict, batch_size: int, seed: int, observe: float = 0.1, parallel: bool | None = None
+) -> Checker:
     rules = Rules(**options)
-    batch = VectorGame(rules, batch_size, seed=seed)
+    batch = VectorGame(rules, batch_size, seed=seed, parallel=parallel)
     refs = [batch.reference_game(i) for i in range(batch_size)]
     choose = np.random.default_rng(seed + 1)
     checker = Checker(batch, refs, observe, seed + 2)
@@ -223,17 +225,20 @@ def play_batch(options: dict, batch_size: int, seed: int, observe: float = 0.1) 
     return checker
 
 
+@pytest.mark.parametrize("parallel", [False, True], ids=["one-core", "every-core"])
 @pytest.mark.parametrize(
     "variant",
     range(len(VARIANTS)),
     ids=[",".join(f"{k}={v}" for k, v in o.items()) or "standard" for o, _, _ in VARIANTS],
 )
-def test_batch_matches_reference(variant: int) -> None:
+def test_batch_matches_reference(variant: int, parallel: bool) -> None:
+    """Both forms of the kernels (one core; numba prange across the games) against the
+    reference, whatever the batch size."""
     options, games, batch_size = VARIANTS[variant]
     played = observed = 0
     seed = 1000 * variant
     while played < games:
-        checker = play_batch(options, batch_size, seed)
+        checker = play_batch(options, batch_size, seed, parallel=parallel)
         played += batch_size
         observed += checker.observed
         seed += 7
@@ -306,3 +311,44 @@ def test_autoreset_equals_reset_after_the_step() -> None:
         assert auto.games.tobytes() == manual.games.tobytes()
         assert auto.seeds.tolist() == manual.seeds.tolist()
     assert ended > 50
+
+
+def test_parallel_kernels_give_the_serial_bits() -> None:
+    """Every kernel's two forms, side by side on the same batch: the same state bytes, masks,
+    observations, actions and seeds after every step (autoreset and the bots included)."""
+    from trash_env.vector import _kernels as K
+
+    rules = Rules(num_players=3, start_size=4, call_trash=True, free_draws=0, jokers=True)
+    size = 700  # above PARALLEL_MIN_GAMES: the default picks the parallel form
+    one, every = (VectorGame(rules, size, seed=4, parallel=p) for p in (False, True))
+    assert K.PARALLEL_MIN_GAMES <= size
+    words = np.random.default_rng(1).integers(0, 2**64, size=(size, 6), dtype=np.uint64)
+    words[:, 3] |= np.uint64(1)
+    words[:, 4:] = 0
+    orngs = [words.copy(), words.copy()]
+    kinds = np.random.default_rng(2).integers(1, 4, size=(size, 6))
+    weights = np.full((size, 6), 0.5)
+    learner = np.zeros(size, np.int64)
+    index = np.arange(0, size, 2)
+    a = one.arrays
+    ended = 0
+    for _ in range(300):
+        acts = []
+        for batch, orng, parallel in zip((one, every), orngs, (False, True), strict=True):
+            actions = np.zeros(size, np.int64)
+            K.batch_random_actions(batch.games, orng, actions, parallel=parallel)
+            actions[batch.done] = 0
+            acts.append(actions)
+            batch.step(actions, autoreset=True)
+            args = (kinds, weights, orng, learner, a.cfg, a.wild, a.deck, a.totals)
+            K.batch_advance(batch.games, index, *args, parallel=parallel)
+        assert acts[0].tolist() == acts[1].tolist()
+        assert one.games.tobytes() == every.games.tobytes()
+        assert one.seeds.tolist() == every.seeds.tolist()
+        assert one.finished.tolist() == every.finished.tolist()
+        assert one.final_returns.tobytes() == every.final_returns.tobytes()
+        assert one.action_masks().tobytes() == every.action_masks().tobytes()
+        assert one.observations().tobytes() == every.observations().tobytes()
+        assert one.violations().tolist() == every.violations().tolist() == [0] * size
+        ended += int(one.finished.sum())
+    assert ended > 100

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from agents.evaluation.batched import ENGINES
 from agents.evaluation.report import Report
 from agents.evaluation.runner import (
     BACKENDS,
@@ -85,6 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
         default="local",
         help="local processes, or Ray tasks on the Ray cluster RAY_ADDRESS names "
         "(else a local Ray of --workers CPUs); same numbers (default: local)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="auto: the batched engine (trash_env.vector, every core) when every agent has a "
+        "batched form (random, greedy, counting, deterministic model files), else the "
+        "reference engine; the same games either way, the report names the one used "
+        "(default: auto)",
     )
     parser.add_argument(
         "--seatings",
@@ -177,6 +187,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 seatings=args.seatings,
                 backend=args.backend,
                 save_games=args.save_games,
+                engine=args.engine,
             )
     except (ValueError, ImportError) as error:
         parser.print_usage(sys.stderr)

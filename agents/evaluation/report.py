@@ -43,6 +43,8 @@ class Report:
     results: list[GameResult] | None = field(default=None, repr=False)
     # With evaluate(save_games=DIR): {"dir": DIR as given, "index": [one entry per game]}.
     saved_games: dict | None = field(default=None, repr=False)
+    # The engine that played the games and why (agents/evaluation/batched.py: engine_for).
+    engine: str = ""
 
     def head_to_head(self, a: str, b: str) -> dict | None:
         return self.pairs.get(f"{a} vs {b}")
@@ -68,6 +70,7 @@ class Report:
             "seats": self.seats,
             "first_seat": self.first_seat,
             "summary": self.summary,
+            "engine": self.engine,
         }
         if self.saved_games is not None:
             data["games"] = {"count": self.games, **self.saved_games}
@@ -144,6 +147,7 @@ class Report:
             f"{len(self.lineups)} line-up(s), seatings={self.seatings}, seed={self.seed}",
             f"mean rounds per game {s['mean_rounds']:.2f}, mean turns {s['mean_turns']:.1f}, "
             f"truncated {s['truncated']}; par win rate {1 / r.num_players:.3f}",
+            *([f"engine: {self.engine}"] if self.engine else []),
             "",
         ]
         names = {spec: safe_text(spec) for spec in self.specs}  # paths may hold escapes

@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import SupportsIndex
 
+from agents.evaluation.batched import batch_chunk, batched_stream, engine_for
 from agents.evaluation.report import Report
 from agents.evaluation.scoring import Z95, Tally, wilson_interval
 from agents.evaluation.tournament import (
@@ -112,6 +113,7 @@ def evaluate(
     backend: str = "local",
     keep_results: bool = False,
     save_games: str | Path | None = None,
+    engine: str = "auto",
 ) -> Report:
     """Play a duplicate-deal tournament between ``agent_specs`` and report on it.
 
@@ -120,12 +122,13 @@ def evaluate(
         rules: the rules (standard 2-player game by default); ``rules.num_players`` seats.
         games: games wanted in all; rounded up to whole deals (every line-up in every seating).
         seed: master seed: deal ``d`` and every agent's seed derive from it and ``d``.
-        workers: processes; the numbers do not depend on it.
+        workers: processes of the reference engine; the numbers do not depend on it (the
+            batched engine plays in this process, its loops on every core).
         progress: show a tqdm bar (True), or call ``progress(games_done)`` after each chunk.
         deals: the number of deals, instead of ``games``.
         seatings: ``"rotations"`` or ``"permutations"`` of each line-up.
         chunk: deals per task sent to a worker (default: about 4 tasks per worker, at most 64
-            deals).
+            deals), or per batch of the batched engine (default: about 8,192 games).
         backend: ``"local"`` (this machine's processes) or ``"ray"`` (Ray tasks on the Ray
             instance or cluster of :mod:`agents.evaluation.ray_backend`; ``workers`` sizes the
             chunks and
@@ -136,6 +139,10 @@ def evaluate(
             schema, player names = the specs, no person's seat) is written there as
             ``<6-digit game index>.json``, and the report's JSON lists them under ``"games"``.
             At most ``MAX_SAVED_GAMES`` games.
+        engine: ``"auto"`` (the batched engine, :mod:`agents.evaluation.batched`, when every
+            agent has a batched form, numba is installed and the backend is local; else the
+            reference engine), ``"batched"`` (ValueError if it cannot) or ``"reference"``.
+            Same games either way; ``report.engine`` says which played and why.
     """
     _refuse_in_a_bootstrapping_worker()
     rules = rules if rules is not None else Rules()
@@ -162,10 +169,13 @@ def evaluate(
     save_dir = None if save_games is None else _games_folder(save_games, deals * per_deal)
     plan = Plan(rules, plan.seatings, seed, save_dir)
     check_specs(specs)
-    if chunk is None:
-        chunk = max(1, min(64, deals // (4 * workers) or 1))
-    else:
+    chosen = engine_for(specs, rules, engine, backend)
+    if chunk is not None:
         chunk = _check_int("chunk", chunk, 1)
+    elif chosen.name == "batched":
+        chunk = batch_chunk(per_deal)
+    else:
+        chunk = max(1, min(64, deals // (4 * workers) or 1))
     ranges = ((i, min(deals, i + chunk)) for i in range(0, deals, chunk))
     tally = Tally(specs, rules.num_players)
     kept: list[GameResult] | None = [] if keep_results else None
@@ -177,7 +187,9 @@ def evaluate(
 
         bar = tqdm(total=deals * per_deal, unit="game", desc="evaluate")
     report_progress = progress if callable(progress) else None
-    if backend == "ray":
+    if chosen.name == "batched":
+        stream = batched_stream(plan, ranges)
+    elif backend == "ray":
         from agents.evaluation.ray_backend import ray_stream
 
         stream = ray_stream(plan, list(ranges), workers)
@@ -211,6 +223,7 @@ def evaluate(
         lineups=ups,
         deals=deals,
         results=kept,
+        engine=chosen.describe(),
     )
     if save_games is not None:
         report.saved_games = {"dir": str(save_games), "index": index}

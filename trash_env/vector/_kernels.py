@@ -1011,6 +1011,70 @@ def advance_game(r, kinds, weights, orng, learner, cfg, wild, deck, totals) -> N
         step(r, bot_action(r, kind, weights[p], orng, wild, n), cfg, wild, deck, totals)
 
 
+# ---------------------------------------------------------------------- tournaments
+
+
+@njit(cache=True)
+def seat_action(r, kinds, weights, orngs, wild, n) -> int:
+    """The action of the seat to act in a tournament game (per seat: ``kinds`` a bot kind,
+    ``weights`` its counting weight, ``orngs`` its own stream, as each seat's agent has its
+    own generator); ``CALL_TRASH`` for a call, as every table answers it; -1 where a policy
+    seat must act (the caller runs its network)."""
+    if r.decision == CALL:
+        return CALL_TRASH
+    p = r.current
+    kind = kinds[p]
+    if kind == BOT_POLICY or kind == BOT_LEARNER:
+        return -1
+    return bot_action(r, kind, weights[p], orngs[p], wild, n)
+
+
+@njit(cache=True)
+def play_seats(r, kinds, weights, orngs, cfg, wild, deck, totals) -> None:
+    """Play a tournament game's built-in bots (and answer calls) until a policy seat must act
+    or the game ends."""
+    n = cfg[CFG_NUM_PLAYERS]
+    while not r.done:
+        action = seat_action(r, kinds, weights, orngs, wild, n)
+        if action < 0:
+            return
+        step(r, action, cfg, wild, deck, totals)
+
+
+@njit(cache=True)
+def _batch_play_seats(games, index, kinds, weights, orngs, cfg, wild, deck, totals) -> None:
+    """``play_seats`` in the games ``index`` (``kinds[g]``, ``weights[g]``, ``orngs[g]``:
+    game ``g``'s seats)."""
+    for i in range(index.shape[0]):
+        g = index[i]
+        play_seats(games[g], kinds[g], weights[g], orngs[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True, parallel=True)
+def _batch_play_seats_parallel(games, index, kinds, weights, orngs, cfg, wild, deck, totals):
+    for i in prange(index.shape[0]):
+        g = index[i]
+        play_seats(games[g], kinds[g], weights[g], orngs[g], cfg, wild, deck, totals)
+
+
+@njit(cache=True)
+def batch_seat_actions(games, index, kinds, weights, orngs, out, cfg, wild) -> None:
+    """``seat_action`` in the games ``index`` (one decision each, for callers that record
+    every action)."""
+    n = cfg[CFG_NUM_PLAYERS]
+    for i in range(index.shape[0]):
+        g = index[i]
+        out[i] = seat_action(games[g], kinds[g], weights[g], orngs[g], wild, n)
+
+
+@njit(cache=True)
+def batch_seed_streams(seeds, out) -> None:
+    """``out[k]`` = the stream ``numpy.random.default_rng(seeds[k])`` starts with (each seat's
+    agent generator, reseeded per game)."""
+    for k in range(seeds.shape[0]):
+        seed_words(seeds[k], out[k])
+
+
 # ---------------------------------------------------------------------- dispatch
 
 # From this many games on, a kernel runs its games on every core (numba's ``prange``; each
@@ -1048,3 +1112,4 @@ batch_violations = Kernel(_batch_violations, _batch_violations_parallel)
 batch_soak = Kernel(_batch_soak, _batch_soak_parallel)
 batch_random_actions = Kernel(_batch_random_actions, _batch_random_actions_parallel)
 batch_advance = Kernel(_batch_advance, _batch_advance_parallel, 1)
+batch_play_seats = Kernel(_batch_play_seats, _batch_play_seats_parallel, 1)

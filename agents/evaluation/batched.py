@@ -1,0 +1,327 @@
+"""Tournaments on the batched engine (:mod:`trash_env.vector`): the same games as
+:func:`agents.evaluation.tournament.play_deals`, many at once.
+
+Why: an evaluation on the reference engine takes one Python decision at a time; here every game
+of a range of deals is a slot of one :class:`~trash_env.vector.VectorGame`, the built-in bots
+play inside the compiled loop and each trained policy decides for every game where it is to act
+in one numpy forward pass.
+
+Same games, decision for decision: game ``(deal, line-up, seating)`` starts as the reference
+path's ``Game(rules, seed=deal seed, first_player=first seat)``; ``random`` seats draw from a
+stream seeded with the same agent seed as ``RandomAgent.reset(seed)`` (numpy's PCG64 and its
+``integers``, re-implemented exactly in :mod:`trash_env.vector._pcg`); ``greedy`` and
+``counting`` are compiled twins of :mod:`agents.bots.heuristics` (tests/test_vector_env.py
+holds them to it); a model file picks the argmax of the same network's masked logits. One
+difference can exist in principle: a batched matrix product may round the last bit of a logit
+differently from the one-row product, which changes an action only when two legal logits tie
+to the last bit (docs/agents.md). tests/test_evaluation_batched.py compares every game's result
+of both paths over every rules family.
+
+Which agents: those whose class declares ``batch_kernel`` in its own body (``random``,
+``greedy``, ``counting``; a subclass may play differently, so it does not inherit the claim)
+and deterministic trained policies (model files, ``pretrained``, ``pretrained_3p``, ...). Any
+other agent (``search``, a sampling policy, a user's Python agent) sends the whole evaluation
+to the reference path: :func:`engine_for` says which and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.bots.base import make_agent
+from agents.evaluation.tournament import GameResult, Plan, agent_seed, deal_seed, game_file
+from agents.play.game_log import build_log, write_game_file
+from agents.policies.policy import PolicyAgent
+from trash_env.engine import NUM_ACTIONS, Game
+from trash_env.observation import observation_size
+from trash_env.rules import MAX_PLAYERS, Rules
+
+ENGINES = ("auto", "batched", "reference")
+# Games per batch: enough for the parallel kernels and the policies' matrix products to pay,
+# few enough that a range's results stream into the statistics often (about 4 MB of state).
+BATCH_GAMES = 8192
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The engine an evaluation plays on: ``name`` ``"batched"`` or ``"reference"``, and
+    ``why`` (what made the choice), shown in the report."""
+
+    name: str
+    why: str
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.why})"
+
+
+def _batch_kinds() -> dict[str, int]:
+    from trash_env.vector import _kernels as K
+
+    return {"random": K.BOT_RANDOM, "greedy": K.BOT_GREEDY, "counting": K.BOT_COUNTING}
+
+
+def batched_form(spec: str, rules: Rules) -> str | None:
+    """Why ``spec`` has no batched form at ``rules`` (None: it has one)."""
+    agent: Any = make_agent(spec, seed=0)
+    if type(agent).__dict__.get("batch_kernel") in ("random", "greedy", "counting"):
+        return None
+    if isinstance(agent, PolicyAgent):
+        if not agent.deterministic:
+            return f"{spec!r} samples its actions (deterministic=false)"
+        agent.check_rules(rules)  # pretrained picks its count's model; another count raises
+        if agent.input_size != observation_size(rules.num_players):
+            return f"{spec!r} reads observations of another size"
+        return None
+    return f"{spec!r} has no batched form"
+
+
+def engine_for(
+    specs: Sequence[str], rules: Rules, engine: str = "auto", backend: str = "local"
+) -> Engine:
+    """The engine an evaluation of ``specs`` plays on. ``engine``: ``"auto"`` (batched when
+    every agent has a batched form and numba is installed), ``"batched"`` (ValueError naming
+    the agent without one) or ``"reference"``."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    if engine == "reference":
+        return Engine("reference", "asked for")
+    if backend != "local":
+        if engine == "batched":
+            raise ValueError(f"engine 'batched' plays in this process; backend {backend!r} is not")
+        return Engine("reference", f"backend {backend}")
+    try:
+        import trash_env.vector  # noqa: F401
+    except ImportError as error:  # numba is missing
+        if engine == "batched":
+            raise ValueError(f"engine 'batched': {error}") from None
+        return Engine("reference", "trash_env.vector is unavailable: numba is not installed")
+    for spec in dict.fromkeys(specs):
+        reason = batched_form(spec, rules)
+        if reason is not None:
+            if engine == "batched":
+                raise ValueError(
+                    f"engine 'batched': {reason}; random, greedy, counting and deterministic "
+                    "model files play batched (engine 'auto' falls back to the reference)"
+                )
+            return Engine("reference", reason)
+    return Engine("batched", "trash_env.vector: every agent has a batched form")
+
+
+class BatchedPlayer:
+    """Plays ranges of deals of a plan on the batched engine (one per evaluation: the
+    policies are loaded once)."""
+
+    def __init__(self, plan: Plan) -> None:
+        from trash_env.vector import _kernels as K
+
+        self.plan = plan
+        self.rules = plan.rules
+        self.n = plan.rules.num_players
+        kinds = _batch_kinds()
+        specs = sorted({spec for orders in plan.seatings for seats in orders for spec in seats})
+        self.kind: dict[str, int] = {}
+        self.weight: dict[str, float] = {}
+        self.policies: dict[str, PolicyAgent] = {}
+        for spec in specs:
+            agent: Any = make_agent(spec, seed=0)
+            kernel = type(agent).__dict__.get("batch_kernel")
+            if kernel in kinds:
+                self.kind[spec] = kinds[kernel]
+                self.weight[spec] = float(getattr(agent, "discard_weight", 0.0))
+            else:
+                agent.check_rules(self.rules)
+                self.kind[spec] = K.BOT_POLICY
+                self.weight[spec] = 0.0
+                self.policies[spec] = agent
+        self.policy_specs = sorted(self.policies)
+
+    def play(self, first: int, stop: int) -> list[GameResult]:
+        """Deals ``first`` to ``stop - 1``: every line-up in every seating, in that order (the
+        order and the results of ``play_deals``)."""
+        from trash_env.vector import VectorGame
+        from trash_env.vector import _kernels as K
+        from trash_env.vector._pcg import RNG_WORDS
+
+        plan, n = self.plan, self.n
+        seed = plan.seed
+        rows: list[tuple[int, int, int, tuple[str, ...]]] = []
+        game_seeds, firsts = [], []
+        for d in range(first, stop):
+            game_seed, first_seat = deal_seed(seed, d, n)
+            for li, orders in enumerate(plan.seatings):
+                for si, seats in enumerate(orders):
+                    rows.append((d, li, si, seats))
+                    game_seeds.append(game_seed)
+                    firsts.append(first_seat)
+        size = len(rows)
+        width = MAX_PLAYERS  # a VectorGame's records have room for every player count
+        kinds = np.full((size, width), K.BOT_LEARNER, np.int64)
+        weights = np.zeros((size, width))
+        policy_of = np.full((size, width), -1, np.int64)
+        streams = np.zeros((size, width, RNG_WORDS), np.uint64)
+        random_seats: list[tuple[int, int]] = []
+        for g, row in enumerate(rows):
+            for p, spec in enumerate(row[3]):
+                kinds[g, p] = self.kind[spec]
+                weights[g, p] = self.weight[spec]
+                if kinds[g, p] == K.BOT_RANDOM:
+                    random_seats.append((g, p))
+                elif spec in self.policies:
+                    policy_of[g, p] = self.policy_specs.index(spec)
+        if random_seats:
+            at = np.array(random_seats, np.int64)
+            seeds = np.array(
+                [agent_seed(seed, *rows[g][:3], p) for g, p in random_seats], np.uint64
+            )
+            words = np.zeros((len(seeds), RNG_WORDS), np.uint64)
+            K.batch_seed_streams(seeds, words)
+            streams[at[:, 0], at[:, 1]] = words
+        batch = VectorGame(self.rules, size, seeds=game_seeds)
+        batch.reset(seeds=game_seeds, first_players=firsts)
+        seats_of = (kinds, weights, streams)
+        if plan.save_dir is None:
+            self._play_fused(batch, seats_of, policy_of)
+        else:
+            self._play_logged(batch, seats_of, policy_of, rows, game_seeds, firsts, first)
+        return self._results(batch, rows, firsts)
+
+    def _policy_actions(self, batch: Any, waiting: np.ndarray, policy_of: np.ndarray) -> np.ndarray:
+        """The policies' actions in the games ``waiting`` (a policy seat is to act in each):
+        per policy, one forward pass over its games, argmax over the legal actions."""
+        from trash_env.vector import _kernels as K
+
+        a = batch.arrays
+        who = batch.current[waiting].astype(np.int64)
+        observations = np.empty((waiting.size, observation_size(self.n)), np.float32)
+        masks = np.empty((waiting.size, NUM_ACTIONS), np.int8)
+        K.batch_observe_index(batch.games, waiting, who, observations, a.cfg, a.wild, a.totals)
+        K.batch_masks_index(batch.games, waiting, who, masks)
+        pid = policy_of[waiting, who]
+        actions = np.zeros(waiting.size, np.int64)
+        for k in np.unique(pid):
+            rows = pid == k
+            logits = self.policies[self.policy_specs[k]].forward(observations[rows])
+            actions[rows] = np.where(masks[rows].astype(bool), logits, -np.inf).argmax(axis=1)
+        return actions
+
+    def _play_fused(self, batch: Any, seats_of: tuple, policy_of: np.ndarray) -> None:
+        """Bots inside the compiled loop until a policy must act; the policies in numpy."""
+        from trash_env.vector import _kernels as K
+
+        a = batch.arrays
+        running = np.arange(batch.batch_size)
+        while True:
+            K.batch_play_seats(batch.games, running, *seats_of, a.cfg, a.wild, a.deck, a.totals)
+            running = running[~batch.done[running]]
+            if running.size == 0:
+                return
+            actions = self._policy_actions(batch, running, policy_of)
+            legal = np.zeros(running.size, np.bool_)
+            K.batch_step_index(
+                batch.games, running, actions, legal, a.cfg, a.wild, a.deck, a.totals
+            )
+            if not legal.all():  # a policy chose a masked action: impossible with a legal one
+                raise RuntimeError("a batched policy chose an illegal action")
+
+    def _play_logged(
+        self,
+        batch: Any,
+        seats_of: tuple,
+        policy_of: np.ndarray,
+        rows: list,
+        game_seeds: list[int],
+        firsts: list[int],
+        first: int,
+    ) -> None:
+        """One decision per game at a time, every ``(player, action)`` recorded; each game's log
+        is then written from its reference ``Game`` replayed with those actions (its events),
+        which must end as the batch did."""
+        from trash_env.vector import _kernels as K
+
+        a = batch.arrays
+        running = np.arange(batch.batch_size)
+        played: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        while running.size:
+            actions = np.zeros(running.size, np.int64)
+            kinds, weights, streams = seats_of
+            K.batch_seat_actions(
+                batch.games, running, kinds, weights, streams, actions, a.cfg, a.wild
+            )
+            policy = actions < 0
+            if policy.any():
+                actions[policy] = self._policy_actions(batch, running[policy], policy_of)
+            played.append((running, batch.current[running].astype(np.int64), actions))
+            legal = np.zeros(running.size, np.bool_)
+            K.batch_step_index(
+                batch.games, running, actions, legal, a.cfg, a.wild, a.deck, a.totals
+            )
+            if not legal.all():
+                raise RuntimeError("a batched agent chose an illegal action")
+            running = running[~batch.done[running]]
+        games = np.concatenate([p[0] for p in played])
+        players = np.concatenate([p[1] for p in played])
+        actions = np.concatenate([p[2] for p in played])
+        order = np.argsort(games, kind="stable")
+        bounds = np.searchsorted(games[order], np.arange(batch.batch_size + 1))
+        per_deal = self.plan.games_per_deal
+        assert self.plan.save_dir is not None
+        for g, (d, _li, _si, seats) in enumerate(rows):
+            picked = order[bounds[g] : bounds[g + 1]]
+            moves = list(zip(players[picked].tolist(), actions[picked].tolist(), strict=True))
+            game = Game(self.rules, seed=game_seeds[g], first_player=firsts[g])
+            for _, action in moves:
+                game.step(action)
+            if not game.done or game.turns != int(batch.games["turns"][g]):
+                raise RuntimeError(f"game {g} of deal {d}: the replay left the batched game")
+            log = build_log(
+                game, seed=game_seeds[g], seat=None, specs=seats, names=seats, actions=moves
+            )
+            index = first * per_deal + g
+            write_game_file(Path(self.plan.save_dir) / game_file(index), log)
+
+    def _results(self, batch: Any, rows: list, firsts: list[int]) -> list[GameResult]:
+        n = self.n
+        games = batch.games
+        winners = games["winners"][:, :n].astype(bool)
+        placings = games["placings"][:, :n].tolist()
+        returns = batch.returns().tolist()
+        rounds = games["deal_number"].tolist()
+        turns = games["turns"].tolist()
+        truncated = games["truncated"].tolist()
+        out = []
+        for g, (d, li, si, seats) in enumerate(rows):
+            out.append(
+                GameResult(
+                    deal=d,
+                    lineup=li,
+                    seating=si,
+                    seats=seats,
+                    first_player=firsts[g],
+                    winners=tuple(np.flatnonzero(winners[g]).tolist()),
+                    placings=None if truncated[g] else tuple(placings[g]),
+                    returns=tuple(returns[g]),
+                    rounds=rounds[g],
+                    turns=turns[g],
+                    truncated=truncated[g],
+                )
+            )
+        return out
+
+
+def batched_stream(
+    plan: Plan, ranges: Iterable[tuple[int, int]]
+) -> Generator[list[GameResult], None, None]:
+    """Each ``(first, stop)`` range of deals played on the batched engine, in order."""
+    player = BatchedPlayer(plan)
+    for first, stop in ranges:
+        yield player.play(first, stop)
+
+
+def batch_chunk(games_per_deal: int) -> int:
+    """Deals per batch: about ``BATCH_GAMES`` games."""
+    return max(1, BATCH_GAMES // games_per_deal)

@@ -1,0 +1,151 @@
+"""Evaluation on the batched engine (agents/evaluation/batched.py) against the reference path:
+the same seed and agents give the same result for every game, over every rules family."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("numba")
+
+from agents.bots.base import Agent, register_agent  # noqa: E402
+from agents.evaluation import evaluate  # noqa: E402
+from agents.evaluation.batched import engine_for  # noqa: E402
+from agents.policies.policy import PolicyAgent, TrainingMismatchWarning, pretrained_path  # noqa: E402
+from trash_env.rules import Rules  # noqa: E402
+
+BOTS = ["greedy", "random", "counting:discard_weight=0.25"]
+
+# The rules families of tests/test_vector_differential.py (together every Rules option), with
+# the agents each plays: the bots everywhere, a model file where one exists for the count.
+FAMILIES = [
+    ({}, [str(pretrained_path(2)), *BOTS]),
+    ({"num_players": 3}, ["pretrained", *BOTS]),
+    ({"num_players": 4, "wilds": "kings", "jokers": True}, ["pretrained_4p", "greedy", "random"]),
+    ({"num_players": 6, "wilds": "faces", "jokers": True, "reshuffle": "all"}, BOTS),
+    ({"wilds": "none", "target_size": 5, "max_deals": 3}, ["pretrained", *BOTS]),
+    ({"losers_reveal": True, "free_draws": 3, "call_trash": True}, ["pretrained", *BOTS]),
+    (
+        {"num_players": 3, "call_trash": True, "first_player": "rotate", "episode": "round"},
+        ["pretrained_3p", "random", "counting"],
+    ),
+    ({"start_size": 3, "jokers": True, "wilds": "faces", "max_turns": 8}, BOTS),
+    ({"num_players": 5, "num_decks": 1, "start_size": 3, "target_size": 1}, BOTS),
+    ({"start_size": 1, "reshuffle": "all", "call_trash": True}, ["pretrained", *BOTS]),
+]
+
+
+def both(specs: list[str], rules: Rules, **options: object) -> tuple:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingMismatchWarning)  # models off their rules
+        reference = evaluate(specs, rules, keep_results=True, engine="reference", **options)
+        batched = evaluate(specs, rules, keep_results=True, engine="batched", **options)
+    return reference, batched
+
+
+@pytest.mark.parametrize(
+    "family",
+    range(len(FAMILIES)),
+    ids=[",".join(f"{k}={v}" for k, v in o.items()) or "standard" for o, _ in FAMILIES],
+)
+def test_every_game_has_the_reference_result(family: int) -> None:
+    options, specs = FAMILIES[family]
+    rules = Rules(**options)
+    deals = 12 if rules.num_players < 5 else 4
+    reference, batched = both(specs, rules, deals=deals, seed=family)
+    assert batched.engine.startswith("batched") and reference.engine.startswith("reference")
+    assert len(reference.results) == len(batched.results) > 0
+    for ref, got in zip(reference.results, batched.results, strict=True):
+        assert got == ref  # deal, line-up, seating, seats, winners, placings, returns, ...
+    assert batched.to_json() | {"engine": ""} == reference.to_json() | {"engine": ""}
+    if rules.max_turns < 100:
+        assert any(r.truncated for r in batched.results)  # truncation is covered too
+
+
+def test_permutations_seatings_and_many_batches_agree() -> None:
+    """Several ranges of deals (chunk), every seat permutation, four seats."""
+    rules = Rules(num_players=4, call_trash=True)
+    reference, batched = both(
+        ["greedy", "random"], rules, deals=9, seed=3, seatings="permutations", chunk=2
+    )
+    assert [r.deal for r in batched.results] == [r.deal for r in reference.results]
+    assert batched.results == reference.results
+
+
+def test_saved_games_are_the_same_files(tmp_path: Path) -> None:
+    rules = Rules(call_trash=True, losers_reveal=True)
+    both(["pretrained", "random"], rules, deals=5, seed=1, save_games=tmp_path / "ref")
+    reference = sorted((tmp_path / "ref").glob("*.json"))
+    specs = ["pretrained", "random"]
+    report = evaluate(specs, rules, deals=5, seed=1, save_games=tmp_path / "bat")
+    assert report.engine.startswith("batched")
+    batched = sorted((tmp_path / "bat").glob("*.json"))
+    assert [p.name for p in batched] == [p.name for p in reference] and len(batched) == 10
+    for a, b in zip(reference, batched, strict=True):
+        left, right = json.loads(a.read_text()), json.loads(b.read_text())
+        left.pop("written")
+        right.pop("written")
+        assert left == right
+
+
+def test_agents_without_a_batched_form_keep_the_reference_path() -> None:
+    rules = Rules()
+    report = evaluate(["greedy", "search:rollouts=2"], rules, deals=1)
+    assert report.engine.startswith("reference") and "'search:rollouts=2'" in report.engine
+    assert "engine: reference" in report.table()
+    assert report.to_json()["engine"] == report.engine
+    sampling = engine_for(["pretrained:deterministic=false", "greedy"], rules)
+    assert sampling.name == "reference" and "samples" in sampling.why
+    assert engine_for(["greedy", "random"], rules).name == "batched"
+    assert engine_for(["greedy"], rules, backend="ray").name == "reference"
+    assert engine_for(["greedy"], rules, "reference").why == "asked for"
+
+
+def test_a_users_agent_and_a_subclass_of_a_bot_play_on_the_reference_engine() -> None:
+    from agents.bots.heuristics import GreedyAgent
+
+    class Stubborn(GreedyAgent):  # inherits batch_kernel = "greedy" but plays otherwise
+        name = "stubborn"
+
+        def wild_slot(self, view):  # type: ignore[no-untyped-def]
+            return min(view.legal_actions())
+
+    class First(Agent):
+        name = "first"
+
+        def act(self, observation, action_mask, view):  # type: ignore[no-untyped-def]
+            return int(action_mask.argmax())
+
+    register_agent("stubborn_test", Stubborn)
+    register_agent("first_test", First)
+    for spec in ("stubborn_test", "first_test"):
+        chosen = engine_for(["greedy", spec], Rules())
+        assert chosen.name == "reference" and spec in chosen.why
+        with pytest.raises(ValueError, match=f"engine 'batched': '{spec}' has no batched form"):
+            evaluate(["greedy", spec], Rules(), deals=1, engine="batched")
+
+
+def test_bad_engine_options_are_named() -> None:
+    with pytest.raises(ValueError, match="engine must be one of 'auto', 'batched', 'reference'"):
+        evaluate(["greedy", "random"], deals=1, engine="fast")
+    with pytest.raises(ValueError, match="backend 'ray'"):
+        evaluate(["greedy", "random"], deals=1, engine="batched", backend="ray")
+
+
+def test_a_policy_is_one_forward_pass_per_round_of_decisions(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The batched path runs a model on many games at once, not one at a time."""
+    rows: list[int] = []
+    forward = PolicyAgent.forward
+
+    def counting_forward(self, x):  # type: ignore[no-untyped-def]
+        rows.append(len(x))
+        return forward(self, x)
+
+    monkeypatch.setattr(PolicyAgent, "forward", counting_forward)
+    report = evaluate(["pretrained", "greedy"], Rules(), deals=200, engine="batched")
+    assert report.games == 400
+    assert max(rows) > 100  # hundreds of games decided by one call
+    assert sum(rows) / len(rows) > 20
