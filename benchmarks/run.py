@@ -428,18 +428,20 @@ def section_train(args, log) -> dict:
     }
 
 
-def eval_games_per_s(games: int, workers: int, seed: int) -> float:
+def eval_games_per_s(games: int, workers: int, seed: int, engine: str = "reference") -> float:
     t0 = now()
-    run_evaluation(games, workers, seed)
+    run_evaluation(games, workers, seed, engine)
     return games / (now() - t0)
 
 
-def run_evaluation(games: int, workers: int, seed: int):
+def run_evaluation(games: int, workers: int, seed: int, engine: str = "reference"):
     """``agents.evaluation.evaluate(["greedy"], ...)``: greedy in both seats of a 2-player
-    game, duplicate deals, no progress bar (worker start-up included in the time)."""
+    game, duplicate deals, no progress bar (worker start-up included in the time), on the
+    reference engine unless ``engine`` says otherwise (benchmarks/evaluate_speed.py compares
+    the two engines in whole processes)."""
     evaluation = _import("agents.evaluation")
     _import("agents.bots.heuristics")
-    return evaluation.evaluate(["greedy"], games=games, seed=seed, workers=workers)
+    return evaluation.evaluate(["greedy"], games=games, seed=seed, workers=workers, engine=engine)
 
 
 def section_eval(args, log) -> dict:

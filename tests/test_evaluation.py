@@ -138,8 +138,8 @@ def test_report_figures_add_up():
 
 def test_workers_do_not_change_the_numbers():
     args = (["greedy", "random", "counting"], Rules(num_players=3, episode="round"))
-    one = evaluate(*args, deals=12, seed=9, workers=1).to_json()
-    two = evaluate(*args, deals=12, seed=9, workers=2, chunk=2).to_json()
+    one = evaluate(*args, deals=12, seed=9, workers=1, engine="reference").to_json()
+    two = evaluate(*args, deals=12, seed=9, workers=2, chunk=2, engine="reference").to_json()
     assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
     other = evaluate(*args, deals=12, seed=10, workers=1).to_json()
     assert other["agents"] != one["agents"]
@@ -335,7 +335,7 @@ def test_evaluate_from_a_script_without_main_guard_fails_clearly_instead_of_hang
         tmp_path,
         """
         from agents.evaluation import evaluate
-        evaluate(["random", "greedy"], deals=4, workers=2)
+        evaluate(["random", "greedy"], deals=4, workers=2, engine="reference")
         print("finished")
     """,
     )
@@ -504,6 +504,8 @@ def _start_evaluation() -> subprocess.Popen:
             "2000000",
             "--workers",
             "2",
+            "--engine",
+            "reference",
             "--no-progress",
             "--quiet",
         ],
