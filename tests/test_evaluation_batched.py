@@ -14,7 +14,7 @@ pytest.importorskip("numba")
 from agents.bots.base import Agent, register_agent  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from agents.evaluation.batched import engine_for  # noqa: E402
-from agents.policies.policy import PolicyAgent, TrainingMismatchWarning, pretrained_path  # noqa: E402
+from agents.policies.policy import TrainingMismatchWarning, pretrained_path  # noqa: E402
 from trash_env.rules import Rules  # noqa: E402
 
 BOTS = ["greedy", "random", "counting:discard_weight=0.25"]
@@ -136,16 +136,31 @@ def test_bad_engine_options_are_named() -> None:
 
 
 def test_a_policy_is_one_forward_pass_per_round_of_decisions(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The batched path runs a model on many games at once, not one at a time."""
+    """The batched path runs a model on many games at once, not one at a time, and its
+    compiled forward pass gives PolicyAgent.forward's logits."""
+    import numpy as np
+
+    from agents.evaluation import _forward
+
     rows: list[int] = []
-    forward = PolicyAgent.forward
+    forward = _forward.forward
 
-    def counting_forward(self, x):  # type: ignore[no-untyped-def]
+    def counting_forward(layers, x):  # type: ignore[no-untyped-def]
         rows.append(len(x))
-        return forward(self, x)
+        return forward(layers, x)
 
-    monkeypatch.setattr(PolicyAgent, "forward", counting_forward)
+    monkeypatch.setattr(_forward, "forward", counting_forward)
     report = evaluate(["pretrained", "greedy"], Rules(), deals=200, engine="batched")
     assert report.games == 400
     assert max(rows) > 100  # hundreds of games decided by one call
     assert sum(rows) / len(rows) > 20
+    from agents.bots.base import make_agent
+
+    for spec in ("pretrained", "pretrained_3p"):
+        agent = make_agent(spec)
+        x = (np.random.default_rng(0).random((300, agent.input_size)) < 0.3).astype(np.float32)
+        expected = agent.forward(x)
+        got = forward(agent.layers, x)
+        assert got.dtype == expected.dtype == np.float64
+        assert np.allclose(got, expected, rtol=1e-5, atol=1e-5)
+        assert (got.argmax(axis=1) == expected.argmax(axis=1)).mean() > 0.99

@@ -11,10 +11,11 @@ path's ``Game(rules, seed=deal seed, first_player=first seat)``; ``random`` seat
 stream seeded with the same agent seed as ``RandomAgent.reset(seed)`` (numpy's PCG64 and its
 ``integers``, re-implemented exactly in :mod:`trash_env.vector._pcg`); ``greedy`` and
 ``counting`` are compiled twins of :mod:`agents.bots.heuristics` (tests/test_vector_env.py
-holds them to it); a model file picks the argmax of the same network's masked logits. One
-difference can exist in principle: a batched matrix product may round the last bit of a logit
-differently from the one-row product, which changes an action only when two legal logits tie
-to the last bit (docs/agents.md). tests/test_evaluation_batched.py compares every game's result
+holds them to it); a model file picks the argmax of the same network's masked logits, its
+linear layers run by :mod:`agents.evaluation._forward` over every game where it is to act. One
+difference can exist in principle: summed in another order, a logit may differ from the
+one-row product's in its last bit, which changes an action only when two legal logits tie to
+the last bit (docs/agents.md). tests/test_evaluation_batched.py compares every game's result
 of both paths over every rules family.
 
 Which agents: those whose class declares ``batch_kernel`` in its own body (``random``,
@@ -193,6 +194,7 @@ class BatchedPlayer:
     def _policy_actions(self, batch: Any, waiting: np.ndarray, policy_of: np.ndarray) -> np.ndarray:
         """The policies' actions in the games ``waiting`` (a policy seat is to act in each):
         per policy, one forward pass over its games, argmax over the legal actions."""
+        from agents.evaluation._forward import forward
         from trash_env.vector import _kernels as K
 
         a = batch.arrays
@@ -205,7 +207,7 @@ class BatchedPlayer:
         actions = np.zeros(waiting.size, np.int64)
         for k in np.unique(pid):
             rows = pid == k
-            logits = self.policies[self.policy_specs[k]].forward(observations[rows])
+            logits = forward(self.policies[self.policy_specs[k]].layers, observations[rows])
             actions[rows] = np.where(masks[rows].astype(bool), logits, -np.inf).argmax(axis=1)
         return actions
 

@@ -147,7 +147,6 @@ class Report:
             f"{len(self.lineups)} line-up(s), seatings={self.seatings}, seed={self.seed}",
             f"mean rounds per game {s['mean_rounds']:.2f}, mean turns {s['mean_turns']:.1f}, "
             f"truncated {s['truncated']}; par win rate {1 / r.num_players:.3f}",
-            *([f"engine: {self.engine}"] if self.engine else []),
             "",
         ]
         names = {spec: safe_text(spec) for spec in self.specs}  # paths may hold escapes
@@ -184,6 +183,8 @@ class Report:
             f"[{f['ci95'][0]:.3f}, {f['ci95'][1]:.3f}] (par {1 / r.num_players:.3f}, "
             f"advantage {f['advantage']:+.3f})",
         ]
+        if self.engine:
+            lines.append(f"engine: {self.engine}")
         return "\n".join(lines)
 
     def plot(self, path: str | Path) -> None:
