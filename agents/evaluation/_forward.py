@@ -20,7 +20,7 @@ import trash_env.vector._kernels  # noqa: F401  (sets the OpenMP threads' wait p
 
 
 @njit(cache=True, parallel=True)
-def linear(x, weight, bias, out) -> None:  # type: ignore[no-untyped-def]
+def linear(x, weight, bias, out) -> None:
     """``out = x @ weight + bias`` for float32 ``x`` ``(rows, k)``, ``weight`` ``(k, n)``."""
     rows, inputs = x.shape
     outputs = weight.shape[1]
