@@ -164,3 +164,29 @@ def test_a_policy_is_one_forward_pass_per_round_of_decisions(monkeypatch) -> Non
         assert got.dtype == expected.dtype == np.float64
         assert np.allclose(got, expected, rtol=1e-5, atol=1e-5)
         assert (got.argmax(axis=1) == expected.argmax(axis=1)).mean() > 0.99
+
+
+def test_training_evaluations_play_on_the_batched_engine(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """train.py's periodic and final evaluations (evaluation_columns, evaluate_vs with
+    --workers) and the examples' EvaluationCurve evaluate model files on the batched engine;
+    a callable policy stays on the reference engine."""
+    from agents.evaluation import batched
+    from agents.training.eval_curve import EvaluationCurve, evaluate_vs, evaluation_columns
+
+    played: list[int] = []
+    play = batched.BatchedPlayer.play
+
+    def counted(self, first, stop):  # type: ignore[no-untyped-def]
+        played.append(stop - first)
+        return play(self, first, stop)
+
+    monkeypatch.setattr(batched.BatchedPlayer, "play", counted)
+    model = str(pretrained_path(2))
+    assert evaluate_vs(model, "greedy", deals=3, seed=1, workers=2)["games"] == 6
+    assert evaluation_columns(model, deals=2, seed=1)["random_games"] == 4
+    curve = EvaluationCurve(tmp_path / "curve.csv", deals=2)
+    assert curve.record(0, model)["eval_games"] == 4
+    assert sum(played) == 3 + 2 + 2 + 2 + 2
+    played.clear()
+    curve.record(1, lambda observation, mask: int(mask.argmax()))
+    assert played == []  # a callable has no batched form
