@@ -1,7 +1,8 @@
 """Games/s of ``evaluate.py`` on the batched engine against the reference path, in one run.
 
     python benchmarks/evaluate_speed.py [--games 10000] [--small 2000] [--repeats 1]
-                                        [--long] [--json benchmarks/evaluate_speed.json]
+                                        [--long] [--only 2p,model,3p,6p,long]
+                                        [--json benchmarks/evaluate_speed.json]
 
 Each row is a whole ``python evaluate.py ...`` process, start-up included, timed from its start
 to its exit; games/s = games played / wall seconds. The reference is today's fast path of the
@@ -72,24 +73,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", type=int, default=2_000, help="3- and 6-player games (2000)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--long", action="store_true", help="also 100,000 two-player games")
+    parser.add_argument(
+        "--only", default="", help="comma-separated cases: 2p, model, 3p, 6p, long (all)"
+    )
     parser.add_argument("--json", type=Path, default=HERE / "evaluate_speed.json")
     args = parser.parse_args(argv)
     for name in ("games", "small", "repeats"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
-    cases = [
-        ("2p greedy vs random", ["greedy", "random"], 2, args.games),
-        ("2p model file vs greedy", [str(MODEL), "greedy"], 2, args.games),
-        ("3p greedy vs random", ["greedy", "random"], 3, args.small),
-        ("6p greedy vs random", ["greedy", "random"], 6, args.small),
-    ]
-    if args.long:
-        cases.append(("2p greedy vs random, 100k", ["greedy", "random"], 2, 100_000))
+    cases = {
+        "2p": ("2p greedy vs random", ["greedy", "random"], 2, args.games),
+        "model": ("2p model file vs greedy", [str(MODEL), "greedy"], 2, args.games),
+        "3p": ("3p greedy vs random", ["greedy", "random"], 3, args.small),
+        "6p": ("6p greedy vs random", ["greedy", "random"], 6, args.small),
+        "long": ("2p greedy vs random, 100k", ["greedy", "random"], 2, 100_000),
+    }
+    only = [c.strip() for c in args.only.split(",") if c.strip()]
+    unknown = sorted(set(only) - set(cases))
+    if unknown:
+        parser.error(f"--only: unknown case(s) {', '.join(unknown)}; allowed: {', '.join(cases)}")
+    if not only:
+        only = [c for c in cases if c != "long" or args.long]
     load_before = os.getloadavg()[0]
     # Load (or compile) the batched kernels once, outside any timing.
     timed(["greedy", "random"], 2, 2, "batched", 1)
     rows = []
-    for label, agents, players, games in cases:
+    for key in only:
+        label, agents, players, games = cases[key]
         reference, batched = [], []
         for rep in range(args.repeats):
             ref = timed(agents, games, players, "reference", 2)
