@@ -10,6 +10,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 
 import pytest
@@ -19,20 +21,28 @@ from web_support import TIMEOUT, serving
 from agents.play.game_log import read_log
 
 
-def test_the_command_serves_and_stops_cleanly(tmp_path):
+def _post(base: str, path: str, body: object) -> dict:
+    request = urllib.request.Request(
+        base + path,
+        method="POST",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+        return json.loads(answer.read())
+
+
+STOP_BOUND = 5.0  # seconds; the server stops within 2 s when the machine is not loaded
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_the_command_serves_and_stops_on_every_signal_logging_open_games(tmp_path, signum):
+    """Ctrl-C, SIGTERM and SIGHUP all stop the server at once, even with a bot move in
+    progress (a slow search at six seats), and write the open games' logs."""
     logs = tmp_path / "logs"
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agents.web",
-            "--port",
-            "0",
-            "--logs",
-            str(logs),
-            "--reports",
-            str(tmp_path),
-        ],
+        [sys.executable, "-m", "agents.web", "--port", "0", "--logs", str(logs)]
+        + ["--reports", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -45,28 +55,46 @@ def test_the_command_serves_and_stops_cleanly(tmp_path):
         base = line.split()[3].rstrip("/")
         with urllib.request.urlopen(base + "/", timeout=TIMEOUT) as answer:
             assert b"<title>Trash</title>" in answer.read()
-        request = urllib.request.Request(
-            base + "/api/games", method="POST", data=json.dumps({"seed": 5}).encode()
+        assert _post(base, "/api/games", {"seed": 5})["seat"] == 0
+        slow = _post(
+            base,
+            "/api/games",
+            {"seed": 6, "players": 6, "seat": 6, "opponents": ["search:rollouts=2000"]},
         )
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
-            assert json.loads(answer.read())["seat"] == 0
-        process.send_signal(signal.SIGINT)
+        worker = threading.Thread(
+            target=lambda: _quietly(_post, base, f"/api/games/{slow['id']}/step", {}),
+            daemon=True,
+        )
+        worker.start()
+        time.sleep(0.2)  # the bot's move is under way
+        started = time.monotonic()
+        process.send_signal(signum)
         out, err = process.communicate(timeout=TIMEOUT)
+        took = time.monotonic() - started
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
     assert process.returncode == 0, err
     assert "Stopped." in out
-    (left,) = logs.glob("web-*-seed5.json")  # the game still open was logged as left
-    assert not read_log(left)["finished"]
+    assert took < STOP_BOUND, took
+    for seed in (5, 6):  # both games still open were logged as left
+        (left,) = logs.glob(f"web-*-seed{seed}.json")
+        assert not read_log(left)["finished"]
+
+
+def _quietly(call, *args) -> None:
+    try:
+        call(*args)
+    except OSError:
+        pass  # the server stopped under the request
 
 
 @pytest.mark.parametrize(
     "args, words",
     [
         (["--port", "70000"], "--port must be 0 to 65535"),
-        (["--reports", "/no/such/folder"], "is not a folder"),
+        (["--reports", "pyproject.toml"], "is not a folder"),
         (["--port", "x"], "invalid int value"),
     ],
 )
