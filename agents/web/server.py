@@ -171,6 +171,8 @@ class Handler(BaseHTTPRequestHandler):
         in the API's form: one line of JSON with the security headers."""
         short = self.responses.get(code, ("error", ""))[0]
         self.close_connection = True  # the request may not have been read to its end
+        if not str(getattr(self, "request_version", "")).startswith("HTTP/1."):
+            self.request_version = "HTTP/1.1"  # an unreadable request line still gets headers
         self._json({"error": f"{message or short}"[:300]}, code)
 
     def _json(self, value: object, status: int = HTTPStatus.OK) -> None:
