@@ -13,12 +13,15 @@ import sys
 import threading
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from helpers import answer_ctrl_c
 from web_support import TIMEOUT, serving
 
 from agents.play.game_log import read_log
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _post(base: str, path: str, body: object) -> dict:
@@ -123,3 +126,43 @@ def test_requests_for_another_host_name_are_refused(tmp_path):
                 answer.read()
             finally:
                 connection.close()
+
+
+def test_the_docs_command_runs_in_a_fresh_clone_and_finds_train_pys_runs(tmp_path):
+    """docs/web.md's ``--models runs/ --reports results/`` starts where neither folder exists
+    yet (a note says so), and once train.py has written runs/<name>/model.safetensors the run
+    is offered by its name."""
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents.web", "--port", "0", "--models", "runs/"]
+        + ["--reports", "results/", "--logs", str(tmp_path / "logs")],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        notes = [process.stdout.readline(), process.stdout.readline()]
+        line = process.stdout.readline()
+        assert line.startswith("Trash table at http://127.0.0.1:"), (notes, line)
+        assert all("does not exist yet" in note for note in notes), notes
+        base = line.split()[3].rstrip("/")
+        run = tmp_path / "runs" / "quick"
+        run.mkdir(parents=True)
+        for suffix in (".safetensors", ".json"):
+            shipped = ROOT / "agents" / "policies" / "models" / f"pretrained_2p{suffix}"
+            (run / f"model{suffix}").write_bytes(shipped.read_bytes())
+        with urllib.request.urlopen(base + "/api/options", timeout=TIMEOUT) as answer:
+            options = json.loads(answer.read())
+        assert options["models"] == ["quick.safetensors"]
+        assert options["models_folder"] == "runs" and options["reports"] == "results"
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0
