@@ -14,7 +14,10 @@ from agents.policies.policy import TrainingMismatchWarning
 from trash_env.rules import Rules
 
 
-def test_check_fits_refuses_another_player_count_and_lets_other_rules_play():
+def test_check_fits_refuses_another_player_count_and_lets_other_rules_play(monkeypatch):
+    import agents.policies.policy as policy
+
+    monkeypatch.setattr(policy, "_WARNED", set())  # warned once per process: start afresh
     with pytest.raises(ValueError, match="trained for 3 players, but this game has 2"):
         check_fits(make_agent("pretrained_3p"), Rules(num_players=2))
     check_fits(make_agent("greedy"), Rules(num_players=6))  # bots play any rules

@@ -21,6 +21,8 @@ from agents.bots.search import SearchAgent
 from agents.play.game_log import build_log
 from agents.play.human import bot_label, seat_names, seat_seeds
 from agents.play.replay import DealTracker
+from agents.policies.model_file import describe_training, training_mismatch
+from agents.policies.policy import TrainingMismatchWarning
 from agents.web.folders import model_file
 from agents.web.state import public_state
 from trash_env.engine import Event, Game
@@ -122,14 +124,22 @@ def build_bot(spec: str, build: str, seed: int, rules: Rules) -> tuple[Agent, li
             f"opponents: search:rollouts may be at most {MAX_ROLLOUTS} here (the person "
             f"waits for every move of the bot), got {agent.rollouts}"
         )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():  # the page gets the note instead of the terminal
+        warnings.simplefilter("ignore", TrainingMismatchWarning)
         try:
             check_fits(agent, rules)
         except ValueError as error:
             raise ValueError(f"opponents: {printable(spec)}: {error}"[:500]) from None
     agent.reset(seed=seed)
-    return agent, [str(w.message)[:500] for w in caught]
+    sidecar = getattr(agent, "sidecar", None)
+    problems = training_mismatch(sidecar, rules) if isinstance(sidecar, dict) else []
+    if not problems:
+        return agent, []
+    note = (
+        f"{bot_label(spec)} was trained for {describe_training(sidecar)}; this game differs: "
+        f"{'; '.join(problems)}. It plays, but its strength here was not measured."
+    )
+    return agent, [note[:500]]
 
 
 def _integer(field: str, value: object, low: int, high: int) -> int:
