@@ -132,7 +132,9 @@ def build_bot(spec: str, build: str, seed: int, rules: Rules) -> tuple[Agent, li
             raise ValueError(f"opponents: {printable(spec)}: {error}"[:500]) from None
     agent.reset(seed=seed)
     sidecar = getattr(agent, "sidecar", None)
-    problems = training_mismatch(sidecar, rules) if isinstance(sidecar, dict) else []
+    if not isinstance(sidecar, dict):
+        return agent, []
+    problems = training_mismatch(sidecar, rules)
     if not problems:
         return agent, []
     note = (
