@@ -233,9 +233,7 @@ def test_pretrained_without_a_view_goes_by_the_observations_size():
         assert np.array_equal(agent.logits(obs), make_agent(f"pretrained_{n}p").logits(obs))
 
 
-def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there(
-    tmp_path, monkeypatch
-):
+def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there(tmp_path, monkeypatch):
     """Every count 2-6 ships a model; an installation missing one (here: a models folder
     holding the 2- to 4-player ones only) refuses that count, naming the ones there."""
     import agents.policies.policy as policy
