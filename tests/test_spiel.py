@@ -80,7 +80,7 @@ def test_game_declares_the_engine_shapes_and_bounds() -> None:
     game = load(players=3)
     assert game.num_players() == 3
     assert game.num_distinct_actions() == 15
-    assert game.max_chance_outcomes() == 1
+    assert game.max_chance_outcomes() == spiel.DEAL_OUTCOMES
     assert game.observation_tensor_shape() == [observation_size(3)]
     assert game.information_state_tensor_shape() == [spiel.information_state_size(3)]
     assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (-0.5, 1.0, 0.0)
@@ -375,8 +375,10 @@ def test_illegal_actions_are_refused_with_the_legal_ones_named() -> None:
     state = dealt(load(), 0)
     with pytest.raises(ValueError, match="legal actions:"):
         state.apply_action(3 if 3 not in state.legal_actions() else 14)
-    with pytest.raises(ValueError, match="only chance outcome is 0"):
-        load().new_initial_state().apply_action(1)
+    with pytest.raises(ValueError, match="only chance outcome is 0, got 1"):
+        load().new_initial_state(seed=4).apply_action(1)
+    with pytest.raises(ValueError, match="chance outcomes are 0 to 65535, got 65536"):
+        load().new_initial_state().apply_action(spiel.DEAL_OUTCOMES)
 
 
 # ------------------------------------------------------------------------------ clone, replay
