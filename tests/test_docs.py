@@ -148,7 +148,7 @@ def test_the_site_nav_lists_every_page_and_the_api_pages_name_real_modules():
         "trash_env.env",
         "trash_env.solo",
         "trash_env.vector",
-        "agents.base",
+        "agents.bots.base",
         "agents.evaluation",
     ):
         assert module in modules

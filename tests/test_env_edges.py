@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import trash_env
-from agents.base import RandomAgent, make_agent
-from agents.human import draw_table
+from agents.bots.base import RandomAgent, make_agent
+from agents.play.human import draw_table
 from trash_env.engine import ABSENT, Game
 from trash_env.env import GameOverError
 from trash_env.render import render_image, render_text

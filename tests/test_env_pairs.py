@@ -39,7 +39,7 @@ VARIANTS = [
 
 
 def test_the_definition_has_108_entries_and_one_table():
-    from agents.features import PairFeatures, extra_inputs
+    from agents.policies.features import PairFeatures, extra_inputs
 
     assert OBSERVATIONS[0] == "plain" and PAIR_FEATURES == 108
     for n in range(2, 7):
@@ -119,7 +119,7 @@ def test_numpy_strings_are_taken_and_the_default_is_plain():
 
 def replay_slot(core, g: int) -> TrashSoloEnv:
     """A TrashSoloEnv (greedy opponents, pairs) at the start of slot g's current episode."""
-    from agents.base import make_agent
+    from agents.bots.base import make_agent
 
     rules = core.rules
     solo = TrashSoloEnv(opponents=["greedy"], observation="pairs", **rules.to_dict())

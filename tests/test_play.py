@@ -19,10 +19,10 @@ import pytest
 from helpers import A, J, K, Q, game
 
 from agents import make_agent
-from agents.base import RandomAgent
-from agents.game_log import read_log
-from agents.human import HumanAgent, HumanQuit, describe, draw_table, parse_choice, seat_names
-from agents.play import Table, main
+from agents.bots.base import RandomAgent
+from agents.play.game import Table, main
+from agents.play.game_log import read_log
+from agents.play.human import HumanAgent, HumanQuit, describe, draw_table, parse_choice, seat_names
 from trash_env.engine import (
     ABSENT,
     CALL_TRASH,
@@ -270,7 +270,7 @@ def test_three_players_rules_flags_reach_the_engine_and_placings_are_shown(tmp_p
 
 
 def test_every_rules_option_has_a_flag():
-    from agents.play import build_parser
+    from agents.play.game import build_parser
 
     helps = {action.dest: action.help for action in build_parser()._actions}
     for name in Rules.option_names():
@@ -461,7 +461,7 @@ def test_replay_prints_the_logged_events_deal_by_deal(tmp_path):
 
 
 def test_replay_pauses_between_deals_when_asked(tmp_path):
-    from agents.replay import replay
+    from agents.play.replay import replay
 
     log_path = tmp_path / "game.json"
     play_scripted(["--seed", "7", "--log", str(log_path), *SHORT])
@@ -494,7 +494,7 @@ def test_plays_against_greedy_and_counting_when_they_exist():
     except ValueError as error:
         if "unknown agent" not in str(error):
             raise
-        pytest.skip("agents/heuristics.py (greedy, counting) not written yet")
+        pytest.skip("agents/bots/heuristics.py (greedy, counting) not written yet")
     argv = ["--seed", "2", "--no-log", "--start-size", "3", "--opponents", "greedy", "counting"]
     code, text, _ = play_scripted(argv)
     assert code == 0
@@ -660,7 +660,7 @@ def test_human_agent_seated_in_the_pettingzoo_env_as_the_docs_show():
 def test_deal_pictures_rebuilt_from_events_match_the_engine(options):
     import numpy as np
 
-    from agents.replay import DealTracker
+    from agents.play.replay import DealTracker
 
     rng = np.random.default_rng(0)
     for seed in range(3):
@@ -881,7 +881,7 @@ def test_control_characters_in_names_and_specs_never_reach_the_terminal_raw(tmp_
 def test_a_crash_during_the_game_still_writes_the_log(tmp_path, monkeypatch):
     """Should anything fail mid-game (as describe_event once did on big reshuffles), the log
     of the game so far is written before the error propagates, for the bug report."""
-    import agents.play as play
+    import agents.play.game as play
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -894,7 +894,7 @@ def test_a_crash_during_the_game_still_writes_the_log(tmp_path, monkeypatch):
 
 
 def test_bot_label_names_a_model_by_its_stem_and_escapes_control_characters():
-    from agents.play import _bot_label
+    from agents.play.game import _bot_label
 
     assert _bot_label("runs/x/model.safetensors") == "model"
     assert _bot_label("runs/x/ev\x1b[2Jil.safetensors") == "ev\\x1b[2Jil"

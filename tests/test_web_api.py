@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from web_support import play_out, serving
 
-from agents.game_log import read_log
+from agents.play.game_log import read_log
 from trash_env.engine import Game
 from trash_env.rules import Rules
 
@@ -250,7 +250,7 @@ def test_a_model_file_of_the_models_folder_plays(tmp_path):
     """A model in --models is an opponent by its file name; the log keeps that name."""
     models = tmp_path / "models"
     models.mkdir()
-    shipped = Path(__file__).resolve().parent.parent / "agents" / "models"
+    shipped = Path(__file__).resolve().parent.parent / "agents" / "policies" / "models"
     for suffix in (".safetensors", ".json"):
         (models / f"mine{suffix}").write_bytes((shipped / f"pretrained_2p{suffix}").read_bytes())
     with serving(tmp_path / "logs", models=models) as (client, config):

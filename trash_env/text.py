@@ -1,7 +1,7 @@
 """The table in words, written once: event sentences, the slot marks and the legend, the result
 of a game, and the escaping of names for the terminal.
 
-Used by the env renders (:mod:`trash_env.render`), the human seat (:mod:`agents.human`), the
+Used by the env renders (:mod:`trash_env.render`), the human seat (:mod:`agents.play.human`), the
 terminal game and its replays (:mod:`agents.play`). Every view shows public information only:
 face-down cards are marks, never ranks.
 """

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agents.report import Report
-    from agents.tournament import GameResult
+    from agents.evaluation.report import Report
+    from agents.evaluation.tournament import GameResult
 
 Z95 = 1.959963984540054
 
@@ -46,7 +46,7 @@ def wilson_interval(wins: float, games: float, z: float = Z95) -> tuple[float, f
 class Tally:
     """The running counts of a tournament: :meth:`add` takes each game's result in deal order
     (memory does not grow with the number of games), :meth:`fill` writes the figures into a
-    :class:`agents.report.Report`."""
+    :class:`agents.evaluation.report.Report`."""
 
     def __init__(self, specs: Sequence[str], num_players: int) -> None:
         import trueskill

@@ -3,7 +3,8 @@
 A model is one ``.safetensors`` file (written by ``train.py``): the policy network's tensors
 plus, in the file's metadata, the JSON sidecar (network architecture and activation,
 observation version and size, number of players, rules, training figures). The network's
-input features (``network.features``: the observation alone, or ``pairs``; agents/features.py)
+input features (``network.features``: the observation alone, or ``pairs``;
+agents/policies/features.py)
 hold no tensors and are rebuilt from their name. A copy of the sidecar is written beside it
 (same name, ``.json``) for people and tools to read; loading uses the copy inside the weights
 file, so the two can never be mismatched by a crash between two writes.
@@ -31,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.features import FEATURES, PairFeatures, extra_inputs, players_for
+from agents.policies.features import FEATURES, PairFeatures, extra_inputs, players_for
 from trash_env.files import atomic_write_bytes, safe_text
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
@@ -249,7 +250,7 @@ def _int_in(data: dict, key: str, low: int, high: int, where: str) -> int:
 def network_tensors(network: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     """The tensors (name -> shape) a policy network of this architecture holds: the names of
     stable-baselines3's ``MlpPolicy`` state dict (actor, critic and their heads). The first
-    layers read the observation plus the network's ``features`` (agents/features.py)."""
+    layers read the observation plus the network's ``features`` (agents/policies/features.py)."""
     hidden, value_hidden = network["hidden"], network["value_hidden"]
     inputs = network["inputs"] + extra_inputs(
         network.get("features", "obs"), players_for(network["inputs"])
@@ -544,7 +545,7 @@ def zip_refusal(path: str | Path) -> str:
         f"model {safe_text(path)}: .zip models are not loaded: a stable-baselines3 .zip is "
         "unpickled when loaded, so a crafted file runs code on this machine. trash-env "
         f"loads policies from {MODEL_SUFFIX} files (tensors and JSON only; train.py writes "
-        "them). To convert a .zip you trained yourself: python -m agents.convert "
+        "them). To convert a .zip you trained yourself: python -m agents.policies.convert "
         "MODEL.zip MODEL.safetensors --trust-pickle"
     )
 

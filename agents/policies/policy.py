@@ -1,6 +1,7 @@
 """Trained policies as agents: a NumPy forward pass over a model file's network.
 
-The model file (tensors and JSON only, checked before use) is read by :mod:`agents.model_file`.
+The model file (tensors and JSON only, checked before use) is read by
+:mod:`agents.policies.model_file`.
 Why a NumPy forward pass: agents act one observation at a time (opponents inside the solo env,
 evaluation), where torch's per-call overhead outweighs the arithmetic of a small MLP
 (docs/agents.md has the figure). Loading needs neither torch nor stable-baselines3. The actor
@@ -15,7 +16,7 @@ on, give one :class:`TrainingMismatchWarning` per model and configuration, namin
 trained for.
 
 ``pretrained`` is the shipped model for the game's player count (``pretrained_2p``,
-``pretrained_3p``, ... in ``agents/models/``), picked when the agent meets its first game
+``pretrained_3p``, ... in ``agents/policies/models/``), picked when the agent meets its first game
 (2 players until then); ``pretrained_3p`` names one explicitly.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.model_file import (
+from agents.policies.model_file import (
     MODEL_SUFFIX,
     describe_training,
     load_model,

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from agents.human import CELL, cell
+from agents.play.human import CELL, cell
 from trash_env.cards import NUM_SLOTS, card_short
 from trash_env.engine import ABSENT, DOWN, NATURAL, WILD_UP, Event
 from trash_env.rules import Rules

@@ -1,10 +1,4 @@
-"""Tournaments between agents with duplicate deals: :func:`evaluate` returns a :class:`Report`.
-
-The one import for users. The work is split by job: who plays whom, on which deal, with which
-seeds (:mod:`agents.tournament`, whose docstring says why the tournaments are fair); the worker
-processes (:mod:`agents.pool`, or Ray tasks: :mod:`agents.ray_backend`); the figures and their
-intervals (:mod:`agents.scoring`: win rates with 95% Wilson intervals, head-to-head, TrueSkill
-ratings); the report and its files (:mod:`agents.report`: table, JSON, CSV, PNG).
+"""The tournament runner behind :func:`agents.evaluation.evaluate`.
 
 Every game's result streams into the statistics in deal order as soon as its range of deals is
 played, so memory does not grow with the number of games, and a seed gives the same numbers
@@ -23,9 +17,9 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import SupportsIndex
 
-from agents.report import Report
-from agents.scoring import Z95, Tally, wilson_interval
-from agents.tournament import (
+from agents.evaluation.report import Report
+from agents.evaluation.scoring import Z95, Tally, wilson_interval
+from agents.evaluation.tournament import (
     SEATINGS,
     GameResult,
     Plan,
@@ -43,7 +37,7 @@ from agents.tournament import (
 from trash_env.files import safe_text
 from trash_env.rules import Rules
 
-BACKENDS = ("local", "ray")  # ray: agents/ray_backend.py (the deal ranges as Ray tasks)
+BACKENDS = ("local", "ray")  # ray: agents/evaluation/ray_backend.py (the deal ranges as Ray tasks)
 MAX_GAMES = 10_000_000  # a ceiling on one evaluation: a typo fails at once, not after days
 MAX_WORKERS = 256
 MAX_SAVED_GAMES = 100_000  # one file each: a folder a person can still list and a report can index
@@ -133,11 +127,12 @@ def evaluate(
         chunk: deals per task sent to a worker (default: about 4 tasks per worker, at most 64
             deals).
         backend: ``"local"`` (this machine's processes) or ``"ray"`` (Ray tasks on the Ray
-            instance or cluster of :mod:`agents.ray_backend`; ``workers`` sizes the chunks and
+            instance or cluster of :mod:`agents.evaluation.ray_backend`; ``workers`` sizes the
+            chunks and
             a local instance). The numbers do not depend on it.
         keep_results: also keep every game's :class:`GameResult` in ``report.results`` (memory
             grows with the games; off by default).
-        save_games: a folder: every game's log (:mod:`agents.game_log`, the terminal game's
+        save_games: a folder: every game's log (:mod:`agents.play.game_log`, the terminal game's
             schema, player names = the specs, no person's seat) is written there as
             ``<6-digit game index>.json``, and the report's JSON lists them under ``"games"``.
             At most ``MAX_SAVED_GAMES`` games.
@@ -183,13 +178,13 @@ def evaluate(
         bar = tqdm(total=deals * per_deal, unit="game", desc="evaluate")
     report_progress = progress if callable(progress) else None
     if backend == "ray":
-        from agents.ray_backend import ray_stream
+        from agents.evaluation.ray_backend import ray_stream
 
         stream = ray_stream(plan, list(ranges), workers)
     elif workers == 1:
         stream = _in_process(plan, ranges)
     else:
-        from agents.pool import local_stream
+        from agents.evaluation.pool import local_stream
 
         stream = local_stream(plan, ranges, workers)
     try:

@@ -3,7 +3,7 @@ pool, played as Ray tasks, so a tournament can use every core of a Ray cluster.
 
 Why Ray and nothing home-made: scheduling, shipping code and data to other machines, and
 failure handling are Ray's job. This module only maps the evaluation's own task
-function (:func:`agents.tournament.play_deals` over a range of deal numbers) onto
+function (:func:`agents.evaluation.tournament.play_deals` over a range of deal numbers) onto
 ``ray.remote`` and hands the results back in range order, so the report (every figure is
 computed in the driver, in deal order) is the same as the local backend's for the same seed.
 
@@ -22,8 +22,8 @@ import os
 from collections.abc import Generator, Sequence
 from typing import Any
 
-from agents import tournament
-from agents.tournament import GameResult, Plan
+from agents.evaluation import tournament
+from agents.evaluation.tournament import GameResult, Plan
 from trash_env.integrations import require
 
 _REMOTE: dict[str, Any] = {}

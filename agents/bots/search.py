@@ -13,7 +13,7 @@ of the game when it ends.
 Options: ``rollouts`` (the budget per decision, split evenly over the candidates; at least one
 rollout each), ``horizon`` (``round`` or ``game``), ``policy`` (``greedy`` or ``counting``
 placement of the wilds in the rollouts). A swap is accepted without search (it dominates:
-see :mod:`agents.heuristics`). The bot never reads hidden cards: everything it simulates comes
+see :mod:`agents.bots.heuristics`). The bot never reads hidden cards: everything it simulates comes
 from ``determinize``, whose result depends on public information and the bot's own generator
 only, so its choices are a function of public information and its seed.
 """
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, register_agent
-from agents.heuristics import CountingAgent, draw_choice, fits
+from agents.bots.base import Agent, register_agent
+from agents.bots.heuristics import CountingAgent, draw_choice, fits
 from trash_env.engine import CALL_TRASH, DOWN, DRAW_STOCK, TAKE_DISCARD, WILD_UP, Decision, Game
 from trash_env.match import answer_calls
 from trash_env.view import PublicView

@@ -86,7 +86,8 @@ _TorchPairs: type | None = None
 
 
 def __getattr__(name: str) -> Any:
-    # ``agents.features.PairFeaturesExtractor`` resolves (for pickles of a training checkpoint)
+    # ``agents.policies.features.PairFeaturesExtractor`` resolves (for pickles of a training
+    # checkpoint)
     # without importing torch when the module itself is imported.
     if name == "PairFeaturesExtractor":
         return torch_extractor()

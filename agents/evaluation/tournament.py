@@ -1,6 +1,6 @@
 """Tournaments between agents with duplicate deals: who plays whom, on which deal, with which
 seeds, and the worker that plays a range of deals. :func:`agents.evaluation.evaluate` schedules
-the ranges, :mod:`agents.scoring` counts the games.
+the ranges, :mod:`agents.evaluation.scoring` counts the games.
 
 Fair by construction:
 
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import Agent, make_agent, parse_spec
-from agents.game_log import build_log, write_game_file
+from agents.bots.base import Agent, make_agent, parse_spec
+from agents.play.game_log import build_log, write_game_file
 from trash_env.engine import Game
 from trash_env.match import Match
 from trash_env.rules import Rules

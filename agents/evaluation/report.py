@@ -1,5 +1,5 @@
 """The report of a tournament: :class:`Report` holds every figure (filled by
-:func:`agents.scoring.summarise`) and writes it as a text table, JSON, CSV or a PNG plot.
+:func:`agents.evaluation.scoring.summarise`) and writes it as a text table, JSON, CSV or a PNG plot.
 Files are written atomically."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from trash_env.files import atomic_write_bytes, atomic_write_text, safe_text
 from trash_env.rules import Rules
 
 if TYPE_CHECKING:
-    from agents.tournament import GameResult
+    from agents.evaluation.tournament import GameResult
 
 
 @dataclass
@@ -36,7 +36,8 @@ class Report:
     seats: list[dict] = field(default_factory=list)
     first_seat: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
-    # Per spec: (games, wins) of the games where it held exactly one seat (agents/sizes.py).
+    # Per spec: (games, wins) of the games where it held exactly one seat
+    # (agents/evaluation/sizes.py).
     single_seat: dict[str, tuple[int, float]] = field(default_factory=dict, repr=False)
     # Every game's result in deal order, kept only when asked (evaluate(keep_results=True)).
     results: list[GameResult] | None = field(default=None, repr=False)

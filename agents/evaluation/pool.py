@@ -23,8 +23,8 @@ from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from agents import tournament
-from agents.tournament import GameResult, Plan
+from agents.evaluation import tournament
+from agents.evaluation.tournament import GameResult, Plan
 
 IN_FLIGHT_PER_WORKER = 2
 

@@ -1,7 +1,8 @@
 """stable-baselines3 policies into trash-env model files: from a model in memory (train.py
 saves with :func:`save_sb3_policy`) or from a ``.zip`` you trained yourself.
 
-``python -m agents.convert OLD.zip NEW.safetensors --trust-pickle`` converts a ``.zip`` and its
+``python -m agents.policies.convert OLD.zip NEW.safetensors --trust-pickle`` converts a ``.zip``
+and its
 old-style ``.json`` sidecar. It unpickles the ``.zip`` (stable-baselines3 has no other way to
 read one): never run it on a file from someone else. Needs the ``train`` extra.
 """
@@ -15,8 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.features import FEATURES, torch_extractor
-from agents.model_file import ACTIVATIONS, network_tensors, parse_json, sidecar_path, write_policy
+from agents.policies.features import FEATURES, torch_extractor
+from agents.policies.model_file import (
+    ACTIVATIONS,
+    network_tensors,
+    parse_json,
+    sidecar_path,
+    write_policy,
+)
 from trash_env.files import safe_text
 
 # The algorithms a converted sidecar may name: (module, class) that loads its .zip.
@@ -64,7 +71,7 @@ def policy_tensors(policy: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 
 
 def features_of(policy: Any) -> str:
-    """The name (agents/features.py) of the input features of a stable-baselines3 policy;
+    """The name (agents/policies/features.py) of the input features of a stable-baselines3 policy;
     ``ValueError`` for a features extractor this loader cannot rebuild."""
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
@@ -125,11 +132,11 @@ def convert_sb3_zip(zip_path: str | Path, out: str | Path, *, trust_pickle: bool
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.convert OLD.zip NEW.safetensors --trust-pickle``."""
+    """``python -m agents.policies.convert OLD.zip NEW.safetensors --trust-pickle``."""
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m agents.convert",
+        prog="python -m agents.policies.convert",
         description="Convert a stable-baselines3 .zip you trained yourself (and its .json "
         "sidecar beside it) into a trash-env model file. WARNING: this unpickles the .zip, "
         "which runs any code a crafted file holds: never use it on a file from someone else.",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.base import Agent, register_agent
+from agents.bots.base import Agent, register_agent
 from trash_env.engine import (
     CALL_TRASH,
     DOWN,

@@ -1,6 +1,6 @@
 """A person at the table: the table drawn as text and the choices asked for by short keys.
 
-:class:`HumanAgent` is an :class:`agents.base.Agent` like the bots, so a person can take a seat
+:class:`HumanAgent` is an :class:`agents.bots.base.Agent` like the bots, so a person can take a seat
 wherever a bot can (spec ``"human"``). It sees what the bots see, a
 :class:`trash_env.view.PublicView`, and draws the table from it alone: face-down cards are
 never shown, not even the player's own. ``python -m agents.play`` builds the terminal game
@@ -19,7 +19,7 @@ from typing import TextIO
 
 import numpy as np
 
-from agents.base import Agent, register_agent
+from agents.bots.base import Agent, register_agent
 from trash_env.cards import NUM_SLOTS, card_name
 from trash_env.engine import (
     CALL_TRASH,

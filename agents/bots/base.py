@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.model_file import MODEL_SUFFIX, zip_refusal
+from agents.policies.model_file import MODEL_SUFFIX, zip_refusal
 from trash_env.agent import (
     Agent,
     known_agents,
@@ -54,7 +54,7 @@ class RandomAgent(Agent):
 
 
 def _load_model(name: str, seed: int | None, raw: dict[str, Any]) -> Agent:
-    from agents.policy import load_policy_agent
+    from agents.policies.policy import load_policy_agent
 
     return load_policy_agent(name, seed=seed, **raw)
 
@@ -68,6 +68,6 @@ register_agent("random", RandomAgent)
 register_agent_loader(".zip", _refuse_zip, listed=False)
 register_agent_loader(MODEL_SUFFIX, _load_model)
 register_agent_loader("pretrained", _load_model)  # the model for the game's player count
-_MODELS = Path(__file__).resolve().parent / "models"
+_MODELS = Path(__file__).resolve().parent.parent / "policies" / "models"
 for _model in sorted(_MODELS.glob("pretrained_*p.safetensors")):
     register_agent_loader(_model.stem, _load_model)  # pretrained_3p: one shipped model by name

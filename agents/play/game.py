@@ -4,8 +4,8 @@ The person sits at one seat (``--seat``, counted from 1), bots at the others; ev
 option is a flag (``--wilds kings``, ``--episode round``, ``--call-trash``, ...). The engine is
 driven directly, so the "Trash!" call (``--call-trash``) is asked of the person, while bots
 always call. Every game, finished or left, is written as a JSON log (rules, seed, seats, every
-action and event; :mod:`agents.game_log`); ``--replay FILE`` prints a log's events again, deal
-by deal (:mod:`agents.replay`).
+action and event; :mod:`agents.play.game_log`); ``--replay FILE`` prints a log's events again, deal
+by deal (:mod:`agents.play.replay`).
 
 Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options
 or an unreadable log.
@@ -24,10 +24,10 @@ from typing import TextIO
 
 import numpy as np
 
-from agents.base import Agent, make_agent, parse_spec
-from agents.game_log import DEFAULT_LOG_DIR, build_log, read_log, write_log
-from agents.human import HumanAgent, HumanQuit, seat_names
-from agents.replay import DealTracker, narrate, replay
+from agents.bots.base import Agent, make_agent, parse_spec
+from agents.play.game_log import DEFAULT_LOG_DIR, build_log, read_log, write_log
+from agents.play.human import HumanAgent, HumanQuit, seat_names
+from agents.play.replay import DealTracker, narrate, replay
 from trash_env.cli import add_rules_arguments, rules_options, whole_number
 from trash_env.engine import Game
 from trash_env.match import Match
@@ -189,7 +189,7 @@ class Table:
         )
 
     def log(self) -> dict:
-        """The game log as it stands (:func:`agents.game_log.build_log`)."""
+        """The game log as it stands (:func:`agents.play.game_log.build_log`)."""
         return build_log(
             self.game,
             seed=self.seed,
@@ -293,7 +293,3 @@ def console() -> int:
     except BrokenPipeError:  # e.g. piped into head: stop quietly
         sys.stdout = None
         return EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(console())

@@ -8,14 +8,14 @@ agents.
 
 ``--sizes`` plays the first agent against each of the others in whole games and in one-round
 games at start sizes 1 to 10 (or the sizes given), with ``greedy`` (``--reference``) against
-the same opponents on the same deals: one row per setting (:mod:`agents.sizes`).
+the same opponents on the same deals: one row per setting (:mod:`agents.evaluation.sizes`).
 
 Every rules option of ``trash_env.Rules`` is a flag (``--wilds kings``, ``--jokers``,
 ``--losers-reveal``, ...). How line-ups, seatings and duplicate deals are chosen, and how the
 figures are counted: :mod:`agents.evaluation`. Every option, output path included, is checked
 before the first game: a bad one exits at once with code 2 and the reason. Exit codes: 0 done,
 1 a worker process died, 2 bad options, 130 Ctrl-C, 143 SIGTERM (one line said, no traceback;
-the worker processes end with the evaluation, :mod:`agents.pool`).
+the worker processes end with the evaluation, :mod:`agents.evaluation.pool`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.evaluation import (
+from agents.evaluation.report import Report
+from agents.evaluation.runner import (
     BACKENDS,
     MAX_GAMES,
     MAX_SAVED_GAMES,
@@ -35,8 +36,7 @@ from agents.evaluation import (
     SEATINGS,
     evaluate,
 )
-from agents.report import Report
-from agents.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
+from agents.evaluation.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
 from trash_env.cli import add_rules_arguments, check_int, rules_options, whole_number
 from trash_env.files import IMAGE_SUFFIXES, check_output_path
 from trash_env.rules import Rules
@@ -197,7 +197,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def _sizes(args: argparse.Namespace, rules: Rules) -> SizesReport:
-    """``--sizes``: the per-size table (agents/sizes.py), printed and written like a report
+    """``--sizes``: the per-size table (agents/evaluation/sizes.py), printed and written like a
+    report
     (``--png`` is refused for it by :func:`check_args`)."""
     return evaluate_sizes(
         args.agents[0],
@@ -247,7 +248,7 @@ def check_args(args: argparse.Namespace) -> None:
                 "games and one-round games (its rows)"
             )
         if args.reference != "none":
-            from agents.base import make_agent
+            from agents.bots.base import make_agent
 
             make_agent(args.reference, seed=0)  # a bad --reference fails before any game
         settings(Rules.from_options(**rules_options(args)), args.sizes or None)
