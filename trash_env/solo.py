@@ -189,9 +189,9 @@ class TrashSoloEnv(gym.Env):
             self._rng = np.random.default_rng(seed)
         seat = self.seat_option
         n = self.rules.num_players
-        options = check_reset_options(options, ("seat",))
-        if "seat" in options:
-            seat = check_seat(options["seat"], n, "reset options: seat")
+        chosen = check_reset_options(options, ("seat",))
+        if "seat" in chosen:
+            seat = check_seat(chosen["seat"], n, "reset options: seat")
         rng = self._rng
         for _ in range(MAX_REDEALS):
             self.seat = int(rng.integers(n)) if seat is None else int(seat)
