@@ -71,8 +71,8 @@ def random_walk(
 def test_random_sim_test(params: dict) -> None:
     """OpenSpiel's API checks: clones, legal actions and masks, action strings, tensor sizes
     against the declared shapes, zero-sum returns within the utility bounds, game length."""
-    # serialize=False: OpenSpiel serialises a sampled-stochastic game with GetRNGState, which
-    # a Python game cannot implement (see docs/openspiel.md: replay from seed and history).
+    # serialize=False: OpenSpiel's C++ check saves a sampled-stochastic game with GetRNGState,
+    # which a Python game cannot implement (tests/test_spiel_trust.py checks the JSON form).
     pyspiel.random_sim_test(load(**params), num_sims=2, serialize=False, verbose=False)
 
 
@@ -396,8 +396,7 @@ def test_clone_is_independent() -> None:
 
 
 def test_a_state_is_replayed_from_its_seed_and_history() -> None:
-    """The safe way to save a state (OpenSpiel's own Python-game serialisation is a pickle,
-    and unavailable for sampled-stochastic Python games): the game string, seed, history."""
+    """A state is its game string, seed and history (what serialize() writes, as JSON)."""
     game = load(players=2, jokers=True)
     state = dealt(game, 11)
     random_walk(state, np.random.default_rng(11), 60)
