@@ -22,8 +22,11 @@ def test_the_aec_env_refuses_every_reset_option(make) -> None:
         env.reset(options={"seat": 0, "num_players": 3})
     with pytest.raises(ValueError, match="reset options must be a dict or None, got list"):
         env.reset(options=["seat"])
+    with pytest.raises(ValueError, match="reset options: unknown options;"):
+        env.reset(options={"options": 2})
     env.reset(seed=0, options={})  # empty and None are no options
     env.reset(seed=0, options=None)
+    env.reset(seed=0, options={"options": 1})  # PettingZoo's api_test probe (tests/test_env_api)
     assert env.agents == env.possible_agents
 
 
