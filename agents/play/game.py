@@ -4,11 +4,12 @@ The person sits at one seat (``--seat``, counted from 1), bots at the others; ev
 option is a flag (``--wilds kings``, ``--episode round``, ``--call-trash``, ...). The engine is
 driven directly, so the "Trash!" call (``--call-trash``) is asked of the person, while bots
 always call. Every game, finished or left, is written as a JSON log (rules, seed, seats, every
-action and event; :mod:`agents.play.game_log`); ``--replay FILE`` prints a log's events again, deal
-by deal (:mod:`agents.play.replay`).
+action and event; :mod:`agents.play.game_log`); ``--replay FILE`` plays a log's actions again on
+the engine and prints that game deal by deal, saying where the log's own record disagrees
+(:mod:`agents.play.replay`).
 
-Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options
-or an unreadable log.
+Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options,
+an unreadable log or one whose actions do not replay.
 """
 
 from __future__ import annotations
