@@ -95,9 +95,9 @@ MAX_DECISIONS_PER_TURN = 1 + NUM_SLOTS + NUM_SLOTS + 1 + 1
 
 
 def max_actions(rules: Rules) -> int:
-    """The most actions a game under ``rules`` can take: the engine cuts every game off after
-    ``max_turns`` turns, each at most MAX_DECISIONS_PER_TURN decisions (the deals' forced
-    turns counted in, as OpenSpiel's ``max_game_length`` does)."""
+    """A bound on the actions of a game under ``rules``: the engine cuts every game off after
+    ``max_turns`` turns, each of at most MAX_DECISIONS_PER_TURN decisions; a margin of one
+    turn per card first dealt makes it the bound OpenSpiel's ``max_game_length`` is."""
     return MAX_DECISIONS_PER_TURN * (rules.max_turns + rules.num_players * rules.start_size)
 
 
