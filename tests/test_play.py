@@ -625,6 +625,20 @@ def test_more_actions_than_the_turn_cap_allows_are_refused_before_any_is_played(
     assert "max_turns=3" in err
 
 
+def test_the_replay_bound_is_openspiels_max_game_length():
+    # One bound on a game's length, written twice (trash_env.spiel cannot import agents/):
+    # held equal here.
+    pyspiel = pytest.importorskip(
+        "pyspiel", reason="OpenSpiel is not installed (the 'openspiel' extra)"
+    )
+    from agents.play.replay import max_actions
+    from trash_env.spiel import SHORT_NAME, params_from_rules
+
+    for rules in (Rules(), Rules(num_players=6, start_size=3, max_turns=77)):
+        game = pyspiel.load_game(SHORT_NAME, params_from_rules(rules))
+        assert game.max_game_length() == max_actions(rules)
+
+
 def test_an_evaluation_game_with_its_first_seat_set_replays(tmp_path):
     # evaluate.py's saved games set the first seat (not drawn from the seed): still replayed.
     from agents.evaluation.tournament import play_game
