@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+pyspiel = pytest.importorskip(
+    "pyspiel", reason="OpenSpiel is not installed (the 'openspiel' extra)"
+)
 
 from trash_env import spiel  # noqa: E402  (after the skip: it imports pyspiel)
 
@@ -248,7 +250,7 @@ def test_the_type_short_name_reloads_this_game() -> None:
 def test_shimmy_resets_deal_by_their_seed_and_take_three_players() -> None:
     """Shimmy's OpenSpiel wrapper reloads the game by its type's short name at every reset
     and samples the deal with the generator of ``reset(seed=...)``."""
-    shimmy = pytest.importorskip("shimmy")
+    shimmy = pytest.importorskip("shimmy", reason="Shimmy is not installed (the 'test' extra)")
 
     env = shimmy.OpenSpielCompatibilityV0(game_name=spiel.SHORT_NAME)
 
