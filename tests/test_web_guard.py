@@ -18,6 +18,7 @@ from web_support import TIMEOUT, serving
 import agents.web.server as server_module
 from agents.web.server import Config, make_server
 from trash_env.engine import EVENT_KINDS, Decision
+from trash_env.rules import Rules
 
 SHIPPED = Path(__file__).resolve().parent.parent / "agents" / "policies" / "models"
 
@@ -331,3 +332,13 @@ def test_a_model_trained_for_other_rules_is_played_with_a_note_every_time(web):
         )
         (note,) = state["notes"]
         assert note.startswith("pretrained was trained for 2 players") and "wilds" in note
+
+
+def test_rules_whose_rounds_can_get_stuck_play_with_the_reason_shown(web):
+    client, _ = web
+    rules = {"num_decks": 1, "start_size": 5, "wilds": "none"}
+    state = client.post("/api/games", {"opponents": ["greedy"], "players": 6, "rules": rules})
+    reason = Rules(num_players=6, num_decks=1, start_size=5, wilds="none").stuck_round_reason()
+    assert reason is not None and state["notes"] == [reason]
+    plain = client.post("/api/games", {"opponents": ["greedy"], "players": 6})
+    assert plain["notes"] == []

@@ -27,7 +27,7 @@ from agents.web.folders import model_file
 from agents.web.state import public_state
 from trash_env.engine import Event, Game
 from trash_env.match import Match
-from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesWarning
 from trash_env.text import printable
 from trash_env.view import PublicView
 
@@ -170,7 +170,8 @@ class WebTable:
         self.names = seat_names(n, seat, [bot_label(s) for s in specs])
         seeds = seat_seeds(seed, n)
         seated: list[Agent | None] = [None] * n
-        self.notes: list[str] = []
+        stuck = rules.stuck_round_reason()  # the page shows it; the rules still play
+        self.notes: list[str] = [] if stuck is None else [stuck]
         for p in range(n):
             if p != seat:
                 bot, notes = build_bot(specs[p], build[p], seeds[p], rules)
@@ -228,7 +229,9 @@ class WebTable:
         if "num_players" in options:
             raise ValueError("rules: give the player count as 'players'")
         try:
-            rules = Rules.from_options(**options, num_players=n)
+            with warnings.catch_warnings():  # a round that can get stuck: a note on the page
+                warnings.simplefilter("ignore", RulesWarning)
+                rules = Rules.from_options(**options, num_players=n)
         except TypeError as error:
             raise ValueError(f"rules: {error}") from None
         resolved = [resolve_spec(s, models) for s in opponents]
