@@ -39,8 +39,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from trash_env import actions
 from trash_env.engine import NUM_ACTIONS, Game
-from trash_env.match import Match, final_info
+from trash_env.match import ILLEGAL_REWARD, Match, final_info
 from trash_env.observation import (
     action_mask,
     encode_observation,
@@ -53,7 +54,6 @@ from trash_env.seeding import check_seed
 
 RENDER_MODES = ("ansi", "human", "rgb_array")
 ENV_OPTIONS = ("render_mode", "round_rewards", "observation")
-ILLEGAL_REWARD = -1
 
 
 def env(**options: Any) -> AECEnv:
@@ -118,7 +118,8 @@ class InvalidActionError(ValueError, AssertionError):
 
 def check_action(action: Any, agent: str, dead: bool) -> None:
     """Raise InvalidActionError unless ``action`` is an integer 0..12 (Python ``int`` or a
-    numpy integer scalar, never a bool), or ``None`` for a finished (``dead``) agent."""
+    numpy integer scalar, never a bool; :func:`trash_env.actions.check_action`), or ``None``
+    for a finished (``dead``) agent."""
     if action is None:
         if dead:
             return
@@ -127,18 +128,7 @@ def check_action(action: Any, agent: str, dead: bool) -> None:
             "agent's dead step): "
             f"give an integer from 0 to {NUM_ACTIONS - 1} that its action_mask allows"
         )
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        if 0 <= action < NUM_ACTIONS:
-            return
-        problem = "out of range"
-    else:
-        problem = f"a {type(action).__name__}, not an integer"
-    raise InvalidActionError(
-        f"action {action!r} of {agent} is not in the action space ({problem}): actions are "
-        f"integers from 0 to "
-        f"{NUM_ACTIONS - 1} (int or numpy integer; bools, floats, strings and arrays are "
-        "refused), or None for a finished agent"
-    )
+    actions.check_action(action, NUM_ACTIONS - 1, f" of {agent}", InvalidActionError)
 
 
 class GameOverError(RuntimeError):
@@ -394,12 +384,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             self._was_dead_step(action)
             return
         game = self.game
-        if type(action) is not int:
-            if isinstance(action, bool) or not isinstance(action, np.integer):
-                raise game.refusal(action)  # the engine's message names the legal actions
-            action = int(action)
         mark = len(game.events)
-        game.step(action)  # raises ValueError naming the legal actions if illegal
+        game.step(action)  # raises ValueError naming the legal actions if illegal (or no int)
         self._last_events = mark
         self._steps += 1
         self._cumulative_rewards[agent] = 0.0
@@ -439,7 +425,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
     def _settle(self) -> None:
         """After the engine moved: answer calls, pay finished deals, end or pass the turn."""
         game = self.game
-        paid = self._match.settle()
+        paid = self._match.settle()  # the deals' and the game's payments (Match's docstring)
         if paid is not None:
             self._pay(paid)
         if game.deal_number != self._info_deal and not game.done:
@@ -448,7 +434,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             if game.truncated:
                 self.truncations = dict.fromkeys(self.agents, True)
             else:
-                self._pay(game.returns())
                 self.terminations = dict.fromkeys(self.agents, True)
             self._set_final_infos()
         self.agent_selection = self.possible_agents[game.current]

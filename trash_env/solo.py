@@ -37,9 +37,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from trash_env.actions import check_action
 from trash_env.agent import Agent, make_agent
 from trash_env.engine import NUM_ACTIONS, Game
-from trash_env.match import Match, final_info
+from trash_env.match import ILLEGAL_REWARD, Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation
 from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.rules import Rules
@@ -48,7 +49,6 @@ from trash_env.seeding import check_seed
 OpponentEntry = Any  # a spec string, or a trash_env.agent.Agent instance
 MAX_REDEALS = 1000
 ILLEGAL = ("lose", "raise")
-ILLEGAL_REWARD = -1.0
 
 
 def solo_rules(seat: object, round_rewards: object, options: dict[str, Any]) -> Rules:
@@ -227,19 +227,8 @@ class TrashSoloEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if game.done or self._illegal:
             raise RuntimeError("the episode is over: call reset()")
-        if type(action) is not int:  # bool, float, str, None, arrays: refused, never rounded
-            if isinstance(action, (bool, np.bool_)) or not isinstance(action, np.integer):
-                raise ValueError(
-                    f"action must be an integer from 0 to {NUM_ACTIONS - 1} (int or numpy "
-                    f"integer; bools, floats, strings and arrays are refused), got "
-                    f"{action!r} ({type(action).__name__})"
-                )
-            action = int(action)
-        if not 0 <= action < NUM_ACTIONS:
-            raise ValueError(
-                f"action must be an integer from 0 to {NUM_ACTIONS - 1}, got {action} "
-                "(out of the action space)"
-            )
+        # bool, float, str, None, arrays, out of range: refused whatever ``illegal`` says
+        action = check_action(action, NUM_ACTIONS - 1)
         self._last_events = len(game.events)
         self._illegal = False
         try:
@@ -248,13 +237,11 @@ class TrashSoloEnv(gym.Env):
             if self.illegal == "raise":
                 raise  # the engine's message names the legal actions
             self._illegal = True  # the learner forfeits (PettingZoo's TerminateIllegal, -1)
-            return self._observe(), ILLEGAL_REWARD, True, False, self._info()
-        reward = self._advance() + self._pending
+            return self._observe(), float(ILLEGAL_REWARD), True, False, self._info()
+        reward = self._advance() + self._pending  # the deals' and the game's (Match)
         self._pending = 0.0
         terminated = game.done and not game.truncated
         truncated = game.truncated
-        if game.done:
-            reward += game.returns()[self.seat]
         if self.render_mode == "human":
             self.render()
         return self._observe(), float(reward), terminated, truncated, self._info()
@@ -287,7 +274,8 @@ class TrashSoloEnv(gym.Env):
 
     def _advance(self) -> float:
         """Answer calls and play the opponents until the learner decides or the game ends;
-        return the deal rewards paid meanwhile (``round_rewards`` only)."""
+        return the learner's payment meanwhile (deals with ``round_rewards``, the game at its
+        end)."""
         match = self._match
         if match is None or match.game is not self.game:
             # A new episode (or a game and table set by hand): seat the table; deals paid stay

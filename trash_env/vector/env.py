@@ -36,18 +36,19 @@ import gymnasium.vector as gym_vector
 import numpy as np
 from gymnasium import spaces
 
+from trash_env.actions import check_actions
 from trash_env.agent import Agent, make_agent
 from trash_env.engine import NUM_ACTIONS
+from trash_env.match import ILLEGAL_REWARD
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.progress import check_coef, progress_potential
 from trash_env.rules import Rules
 from trash_env.solo import solo_rules
 from trash_env.vector import _kernels as K
-from trash_env.vector.batch import VectorGame, holds_bool
+from trash_env.vector.batch import VectorGame
 
 MAX_REDEALS = 1000
-ILLEGAL_REWARD = -1.0
 
 
 def _count(num_envs: object) -> int:
@@ -339,31 +340,14 @@ class SoloBatch:
         terminated, truncated, illegal, the finished slots' final observations or None)."""
         b = self.batch
         a = b.arrays
-        raw = np.asarray(actions)
-        if raw.dtype.kind not in "iu" or holds_bool(actions):
-            got = "a bool inside a list" if raw.dtype.kind in "iu" else f"dtype {raw.dtype}"
-            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got {got}")
-        if raw.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {raw.shape}")
-        acts = raw.astype(np.int64)
-        if acts.size and not (0 <= acts.min() and acts.max() < NUM_ACTIONS):
-            raise ValueError(
-                f"actions must be integers from 0 to {NUM_ACTIONS - 1} (the action "
-                f"space), got {acts[(acts < 0) | (acts >= NUM_ACTIONS)][:5].tolist()}"
-            )
+        acts = check_actions(actions, self.num_envs, NUM_ACTIONS - 1)
         legal = np.zeros(self.num_envs, np.bool_)
         K.batch_step(b.games, acts, legal, a.cfg, a.wild, a.deck, a.totals)
         self.advance(self._all)
         games = b.games
-        n = self.rules.num_players
-        rows = self._all
-        rewards = np.zeros(self.num_envs)
-        if self.round_rewards:
-            rewards += games["deal_reward"][rows, self.seats]
-        games["deal_reward"] = 0.0
+        rewards = b.payments(self.round_rewards)[self._all, self.seats]
         done = b.done.copy()
         truncated = done & games["truncated"]
-        rewards += b.returns()[rows, np.minimum(self.seats, n - 1)]
         illegal = ~legal
         rewards[illegal] = ILLEGAL_REWARD
         terminated = (done & ~truncated) | illegal
