@@ -38,7 +38,7 @@ import numpy as np
 from gymnasium import spaces
 
 from trash_env.actions import check_action
-from trash_env.agent import Agent, make_agent
+from trash_env.agent import Agent, make_agent, opponent_pool
 from trash_env.engine import NUM_ACTIONS, Game
 from trash_env.match import ILLEGAL_REWARD, Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation
@@ -147,11 +147,7 @@ class TrashSoloEnv(gym.Env):
         """Replace the opponent pool from the next episode on (``VecEnv.env_method`` calls this
         to refresh a self-play pool). A spec is built once per seat that draws it (agents may
         keep state within a game) and cached; Agent objects are used as given."""
-        if isinstance(opponents, str):
-            opponents = [opponents]
-        pool = list(opponents)
-        if not pool:
-            raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
+        pool = opponent_pool(opponents)
         for entry in pool:
             if not isinstance(entry, (str, Agent)):
                 raise ValueError(
@@ -297,7 +293,6 @@ class TrashSoloEnv(gym.Env):
         game, seat = self.game, self.seat
         if game.done:
             info = final_info(game, seat)
-            won = bool(info["winners"][seat])
         else:  # every step but the last: no result yet (written out, it is the common case)
             info = {
                 "placing": 0,
@@ -305,14 +300,21 @@ class TrashSoloEnv(gym.Env):
                 "rounds_won": int(game.rounds_won[seat]),
                 "truncated": False,
             }
-            won = False
-        return {
-            "seat": seat,
-            "action_mask": action_mask(game, seat),
-            "illegal_action": self._illegal,
-            "winners": info["winners"],
-            "won": won,
-            "placing": info["placing"],
-            "rounds_won": info["rounds_won"],
-            "truncated": info["truncated"],
-        }
+        return learner_info(seat, action_mask(game, seat), self._illegal, info)
+
+
+def learner_info(seat: int, mask: np.ndarray, illegal: bool, result: dict) -> dict:
+    """A learner-seat env's step info (this env's, and the batched envs' at an episode's
+    end): the seat, its action mask, whether the action was illegal, and ``result`` (the keys
+    of :func:`trash_env.match.final_info`) with ``won`` read from its winner mask."""
+    winners = result["winners"]
+    return {
+        "seat": seat,
+        "action_mask": mask,
+        "illegal_action": illegal,
+        "winners": winners,
+        "won": bool(winners[seat]),
+        "placing": result["placing"],
+        "rounds_won": result["rounds_won"],
+        "truncated": result["truncated"],
+    }

@@ -37,14 +37,15 @@ import numpy as np
 from gymnasium import spaces
 
 from trash_env.actions import check_actions
-from trash_env.agent import Agent, make_agent
+from trash_env.agent import Agent, make_agent, opponent_pool
 from trash_env.engine import NUM_ACTIONS
 from trash_env.match import ILLEGAL_REWARD
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.pairs import add_pairs, check_observation, observation_width
-from trash_env.progress import check_coef, progress_potential
+from trash_env.progress import ProgressFollower, check_coef, progress_potential
 from trash_env.rules import Rules
-from trash_env.solo import solo_rules
+from trash_env.sampling import masked_choice
+from trash_env.solo import learner_info, solo_rules
 from trash_env.vector import _kernels as K
 from trash_env.vector.batch import VectorGame
 
@@ -73,18 +74,9 @@ class _Policy:
         self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
         source = self.source
-        if hasattr(source, "layers") and hasattr(
-            source, "forward"
-        ):  # agents.policies.policy.PolicyAgent
-            logits = np.where(masks, source.forward(observations), -np.inf)
-            if source.deterministic:
-                return logits.argmax(axis=1)
-            probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-            cum = np.cumsum(probs, axis=1)
-            # u below the total: the first action whose cumulative weight reaches it has a
-            # positive weight, so it is legal (no rounding can pick a masked one).
-            u = rng.random((len(cum), 1)) * cum[:, -1:]
-            return (cum <= u).sum(axis=1)
+        if hasattr(source, "layers") and hasattr(source, "forward"):  # agents' PolicyAgent
+            # The policy agent's own draw, for the batch (trash_env.sampling).
+            return masked_choice(source.forward(observations), masks, rng, source.deterministic)
         # A stable-baselines3 (maskable) policy: one batched forward pass in torch.
         actions, _ = source.predict(observations, action_masks=masks, deterministic=True)
         return np.asarray(actions, np.int64)
@@ -115,13 +107,12 @@ def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
 
 def supports_opponents(opponents: Sequence[Any] | str) -> bool:
     """Whether every entry of this opponent pool can play inside the batched env."""
-    pool = [opponents] if isinstance(opponents, str) else list(opponents)
     try:
-        for entry in pool:
+        for entry in opponent_pool(opponents):
             _classify(entry)
     except ValueError:
         return False
-    return bool(pool)
+    return True
 
 
 class SoloBatch:
@@ -158,54 +149,39 @@ class SoloBatch:
         self.episode_length = np.zeros(num_envs, np.int64)
         self.episode_start = np.zeros(num_envs)
         self.episode_shaping = np.zeros(num_envs)
-        self.potential = np.zeros(num_envs)  # phi at each slot's last learner decision
-        self.deals_seen = np.zeros(num_envs, np.int64)  # deals finished at that decision
+        self.follower = ProgressFollower(num_envs)  # the progress shaping's phi per slot
         self._all = np.arange(num_envs)
 
     def set_shaping(self, coef: float) -> None:
         """The progress shaping's coefficient from the next step on (agents/training/shaping.py).
         Progress is followed only while the coefficient is not 0; turning it on picks up each
-        episode where a follower from its start would stand (``_follow_from_now``)."""
+        episode where a follower from its start would stand."""
         coef = check_coef(coef)
         if coef and not self.shaping:
-            self._follow_from_now()
+            n = self.rules.num_players
+            games = self.batch.games
+            phi = progress_potential(games["sizes"][:, :n], games["face_down"][:, :n], self.seats)
+            self.follower.pick_up(phi, games["deal_number"], self.episode_length == 0)
         self.shaping = coef
 
-    def _follow_from_now(self) -> None:
-        """``potential`` and ``deals_seen`` as ``_progress`` would have left them at this
-        learner decision: phi of the current deal, or 0 before an episode's first step."""
-        n = self.rules.num_players
-        games = self.batch.games
-        phi = progress_potential(games["sizes"][:, :n], games["face_down"][:, :n], self.seats)
-        self.potential = np.where(self.episode_length == 0, 0.0, phi)
-        self.deals_seen = games["deal_number"].astype(np.int64)
-
     def _progress(self, ended: np.ndarray) -> np.ndarray:
-        """Every slot's progress (phi of agents/training/shaping.py) since its previous learner
-        decision, as ``ProgressShaping`` computes it; ``ended``: the episode is over."""
+        """Every slot's progress (:class:`trash_env.progress.ProgressFollower`) since its
+        previous learner decision; ``ended``: the episode is over."""
         n = self.rules.num_players
         games = self.batch.games
         sizes, seats = games["sizes"][:, :n], self.seats
-        deals = games["deal_number"].astype(np.int64)
-        new_deal = deals != self.deals_seen
         # The last finished deal's end: its sizes before the shrink and its face-down left.
         at_end = progress_potential(
             sizes + games["shrunk"][:, :n], games["face_down_left"][:, :n], seats
         )
-        gained = np.where(new_deal, at_end - self.potential, 0.0)
-        before = np.where(new_deal, 0.0, self.potential)
-        now = np.where(ended, 0.0, progress_potential(sizes, games["face_down"][:, :n], seats))
-        self.potential = now
-        self.deals_seen = deals
-        return gained + now - before
+        now = progress_potential(sizes, games["face_down"][:, :n], seats)
+        return self.follower.advance(games["deal_number"], at_end, now, ended)
 
     # ------------------------------------------------------------------ opponents
 
     def set_opponents(self, opponents: Sequence[Any] | str) -> None:
         """Replace the opponent pool from each slot's next episode on."""
-        pool = [opponents] if isinstance(opponents, str) else list(opponents)
-        if not pool:
-            raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
+        pool = opponent_pool(opponents)
         classified = [_classify(entry) for entry in pool]
         size = observation_size(self.rules.num_players)
         for entry, (_, _, policy) in zip(pool, classified, strict=True):
@@ -270,8 +246,7 @@ class SoloBatch:
             self.episode_length[index] = 0
             self.episode_start[index] = time.time()
             self.episode_shaping[index] = 0.0
-            self.potential[index] = 0.0
-            self.deals_seen[index] = self.batch.games["deal_number"][index]
+            self.follower.start(index, self.batch.games["deal_number"][index])
             index = index[self.batch.done[index]]
         raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
 
@@ -373,7 +348,8 @@ class SoloBatch:
         return observations, rewards.astype(np.float32), terminated, truncated, illegal, final
 
     def _finished_info(self, finished: np.ndarray, illegal: np.ndarray) -> list[dict]:
-        """Each finished episode's info: TrashSoloEnv's final info plus Monitor's ``episode``."""
+        """Each finished episode's info: TrashSoloEnv's final info (``learner_info``) plus
+        Monitor's ``episode``."""
         games = self.batch.games
         n = self.rules.num_players
         masks = self.batch.action_masks(self.seats)
@@ -382,29 +358,23 @@ class SoloBatch:
         for g in finished.tolist():
             seat = int(self.seats[g])
             winners = games["winners"][g, :n].copy()
+            result = {
+                "placing": int(games["placings"][g, seat])
+                if games["done"][g] and winners.any()
+                else 0,
+                "winners": winners,
+                "rounds_won": int(games["rounds_won"][g, seat]),
+                "truncated": bool(games["truncated"][g]),
+            }
+            episode = {
+                "r": round(float(self.episode_return[g]), 6),
+                "l": int(self.episode_length[g]),
+                "t": round(now - self.episode_start[g], 6),
+            }
+            if self.shaping:
+                episode["shaping"] = round(float(self.episode_shaping[g]), 6)
             infos.append(
-                {
-                    "episode": {
-                        "r": round(float(self.episode_return[g]), 6),
-                        "l": int(self.episode_length[g]),
-                        "t": round(now - self.episode_start[g], 6),
-                        **(
-                            {"shaping": round(float(self.episode_shaping[g]), 6)}
-                            if self.shaping
-                            else {}
-                        ),
-                    },
-                    "seat": seat,
-                    "action_mask": masks[g],
-                    "illegal_action": bool(illegal[g]),
-                    "winners": winners,
-                    "won": bool(winners[seat]),
-                    "placing": int(games["placings"][g, seat])
-                    if games["done"][g] and winners.any()
-                    else 0,
-                    "rounds_won": int(games["rounds_won"][g, seat]),
-                    "truncated": bool(games["truncated"][g]),
-                }
+                {"episode": episode, **learner_info(seat, masks[g], bool(illegal[g]), result)}
             )
         return infos
 
