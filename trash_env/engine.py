@@ -99,6 +99,22 @@ EVENT_KINDS = (
     "game_over",  # player = -1; card = number of winners
     "truncated",
 )
+# The kinds whose ``card`` is a card (a rank); the others hold -1 or a count (the text, the game
+# log's checks and the web page read these two lists).
+CARD_EVENT_KINDS = frozenset(
+    (
+        "draw_stock",
+        "take_discard",
+        "place",
+        "wild",
+        "swap",
+        "pickup",
+        "decline",
+        "discard",
+        "penalty",
+        "reveal",
+    )
+)
 
 
 def zero_sum_share(won: Any, winners: Any, num_players: int) -> Any:
