@@ -1,5 +1,26 @@
 """The PettingZoo AEC environment of Trash: one engine game, agents ``player_0``..``player_{n-1}``.
 
+========================  ===================================================================
+Import                    ``from trash_env.env import env`` (or ``raw_env``; ``trash_env.env()``)
+Actions                   Discrete
+Parallel API              No (turn-based: ``is_parallelizable`` False)
+Manual Control            No (a person plays at the terminal: ``python -m agents.play``)
+Agents                    ``agents = ['player_0', ..., 'player_{n-1}']``
+Number of agents          2 to 6 (``num_players``, default 2)
+Action Shape              ``()``: one integer
+Action Values             ``Discrete(13)``: 0-9 a layout slot (place a wild card there, or
+                          swap the card in hand into its own slot), 10 draw from the stock,
+                          11 take the discard top, 12 decline the swap
+Observation Shape         ``{"observation": (153 + 44 (n - 2),), "action_mask": (13,)}``;
+                          with ``observation="pairs"`` 108 more (261 for two players)
+Observation Values        ``observation`` float32 in [0, 1]; ``action_mask`` int8 0/1
+State Shape               ``(467 + 194 (n - 2),)`` float32 in [0, 1] (``state()``: hidden cards too)
+Arguments                 every field of :class:`trash_env.rules.Rules`, ``render_mode``,
+                          ``round_rewards``, ``observation`` (below and docs/environment.md)
+Version history           ``trash_v0`` (0.1.0, 2026-12-02): the first release; observation
+                          layout ``OBS_VERSION`` 1 (:mod:`trash_env.observation`)
+========================  ===================================================================
+
 ``raw_env(**options)`` is the bare environment; ``env(**options)`` wraps it like PettingZoo's
 classic games (illegal actions end the game with reward -1 for the offender, actions are
 bounds-checked, call order is enforced). Options are every field of
