@@ -389,13 +389,31 @@ def _spaces(num_players: int, observation: str) -> tuple[spaces.Box, spaces.Disc
     )
 
 
+class _BatchMethods:
+    """What both vector envs ask of their :class:`SoloBatch` the same way."""
+
+    core: SoloBatch
+
+    def action_masks(self) -> np.ndarray:
+        """bool ``(num_envs, 13)``: each learner's legal actions."""
+        return self.core.action_masks()
+
+    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
+        """Replace the opponent pool from each slot's next episode on."""
+        self.core.set_opponents(opponents)
+
+    def set_shaping(self, coef: float) -> None:
+        """The progress shaping's coefficient (agents/training/shaping.py), for the whole batch."""
+        self.core.set_shaping(coef)
+
+
 try:
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnv
 except ImportError:  # the train extra is not installed: only the Gymnasium env is available
     _VecEnv = object  # type: ignore[misc, assignment]
 
 
-class TrashVecEnv(_VecEnv):
+class TrashVecEnv(_BatchMethods, _VecEnv):
     """A stable-baselines3 ``VecEnv`` of ``num_envs`` TrashSolo games stepped as one batch.
 
     Arguments as :class:`trash_env.solo.TrashSoloEnv` (``opponents``, ``seat``,
@@ -460,17 +478,6 @@ class TrashVecEnv(_VecEnv):
                 info["TimeLimit.truncated"] = bool(truncated[g] and not terminated[g])
                 infos[g] = info
         return observations, rewards, terminated | truncated, infos
-
-    def action_masks(self) -> np.ndarray:
-        """bool ``(num_envs, 13)``: each learner's legal actions."""
-        return self.core.action_masks()
-
-    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
-        self.core.set_opponents(opponents)
-
-    def set_shaping(self, coef: float) -> None:
-        """The progress shaping's coefficient (agents/training/shaping.py), for the whole batch."""
-        self.core.set_shaping(coef)
 
     def close(self) -> None:
         pass
@@ -546,7 +553,7 @@ def make_vec_env(
     )
 
 
-class TrashVectorEnv(gym_vector.VectorEnv):
+class TrashVectorEnv(_BatchMethods, gym_vector.VectorEnv):
     """A Gymnasium ``VectorEnv`` over the same batch (same arguments as :class:`TrashVecEnv`).
 
     Autoreset in the same step (``metadata["autoreset_mode"]`` is ``SAME_STEP``): a finished
@@ -619,15 +626,6 @@ class TrashVectorEnv(gym_vector.VectorEnv):
             truncated & ~terminated,
             infos,
         )
-
-    def action_masks(self) -> np.ndarray:
-        return self.core.action_masks()
-
-    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
-        self.core.set_opponents(opponents)
-
-    def set_shaping(self, coef: float) -> None:
-        self.core.set_shaping(coef)
 
     def _infos(self) -> dict:
         masks = self.core.action_masks()
