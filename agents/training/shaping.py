@@ -46,17 +46,10 @@ from trash_env.progress import (
     check_coef,
     game_potential,
     last_deal_end_potential,
-    progress_potential,
 )
 from trash_env.solo import TrashSoloEnv
 
-__all__ = [
-    "ProgressShaping",
-    "check_coef",
-    "game_potential",
-    "last_deal_end_potential",
-    "progress_potential",
-]
+__all__ = ["ProgressShaping"]
 
 
 class ProgressShaping(gym.Wrapper):
