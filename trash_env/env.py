@@ -185,12 +185,11 @@ class _AssertOutOfBounds(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
 
 
 class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
-    """The outer wrapper. Its ``observe``, ``last`` and ``step`` take a fused path for the
-    common call (after reset, a live agent, an in-range integer action its mask allows) that
-    does exactly what the three wrappers do in that case: the mask check and ``_prev_obs``
-    bookkeeping of TerminateIllegal, the bounds check, the order flags. Every other call (before
-    reset, dead steps, illegal or odd actions) goes down PettingZoo's chain unchanged: three
-    wrapper layers of Python calls cost as much as the engine's step (docs/benchmarks.md)."""
+    """The outer wrapper. After reset, ``observe`` asks the TerminateIllegal layer directly
+    (its own public ``observe``, which keeps the mask it checks the next action against) and
+    ``last`` reads the bare env's dicts, instead of three wrapper layers of Python calls that
+    cost as much as the engine's step (docs/benchmarks.md); ``step`` goes down PettingZoo's
+    chain, which keeps its own bookkeeping. Only public methods of the wrappers are called."""
 
     def __init__(self, inner: AECEnv) -> None:
         self._bind(inner)
@@ -203,14 +202,7 @@ class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     def observe(self, agent: str) -> dict[str, np.ndarray] | None:
         if not self._has_reset:
             return super().observe(agent)  # PettingZoo's error
-        bare = self._bare
-        obs = bare.observe(agent)
-        if agent == bare.agent_selection:  # TerminateIllegalWrapper.observe's bookkeeping
-            layer = self._illegal_layer
-            layer._prev_obs = obs
-            infos = bare.infos
-            layer._prev_info = infos[agent] if agent in infos else {}
-        return obs
+        return self._illegal_layer.observe(agent)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
@@ -227,27 +219,6 @@ class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
         )
 
     def step(self, action: Any) -> None:
-        layer = self._illegal_layer
-        prev_obs = layer._prev_obs
-        if (
-            prev_obs is not None
-            and self._has_reset
-            and type(action) in _FAST_INTS
-            and 0 <= action < NUM_ACTIONS
-        ):
-            bare = self._bare
-            agent = bare.agent_selection
-            if (
-                bare.agents
-                and not bare.terminations[agent]
-                and not bare.truncations[agent]
-                and prev_obs["action_mask"][action]
-            ):
-                self._has_updated = True
-                layer._prev_obs = None
-                layer._prev_info = None
-                bare.step(action)
-                return
         if self._has_reset and not self._bare.agents:
             raise GameOverError()
         super().step(action)
