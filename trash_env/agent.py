@@ -233,7 +233,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     return agent
 
 
-def opponent_pool(opponents: Sequence[object] | str) -> list[Any]:
+def opponent_entries(opponents: Sequence[object] | str) -> list[Any]:
     """The opponent pool of a learner-seat env (``TrashSoloEnv`` and the batched envs) as a
     list: a spec string alone stands for a pool of one; entries are spec strings or
     :class:`Agent` objects (the batched env also takes stable-baselines3 policies, which it

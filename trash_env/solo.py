@@ -38,7 +38,7 @@ import numpy as np
 from gymnasium import spaces
 
 from trash_env.actions import check_action
-from trash_env.agent import Agent, make_agent, opponent_pool
+from trash_env.agent import Agent, make_agent, opponent_entries
 from trash_env.engine import NUM_ACTIONS, Game
 from trash_env.match import ILLEGAL_REWARD, Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation
@@ -147,7 +147,7 @@ class TrashSoloEnv(gym.Env):
         """Replace the opponent pool from the next episode on (``VecEnv.env_method`` calls this
         to refresh a self-play pool). A spec is built once per seat that draws it (agents may
         keep state within a game) and cached; Agent objects are used as given."""
-        pool = opponent_pool(opponents)
+        pool = opponent_entries(opponents)
         for entry in pool:
             if not isinstance(entry, (str, Agent)):
                 raise ValueError(

@@ -37,7 +37,7 @@ import numpy as np
 from gymnasium import spaces
 
 from trash_env.actions import check_actions
-from trash_env.agent import Agent, make_agent, opponent_pool
+from trash_env.agent import Agent, make_agent, opponent_entries
 from trash_env.engine import NUM_ACTIONS
 from trash_env.match import ILLEGAL_REWARD
 from trash_env.observation import OBS_VERSION, observation_size
@@ -108,7 +108,7 @@ def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
 def supports_opponents(opponents: Sequence[Any] | str) -> bool:
     """Whether every entry of this opponent pool can play inside the batched env."""
     try:
-        for entry in opponent_pool(opponents):
+        for entry in opponent_entries(opponents):
             _classify(entry)
     except ValueError:
         return False
@@ -181,7 +181,7 @@ class SoloBatch:
 
     def set_opponents(self, opponents: Sequence[Any] | str) -> None:
         """Replace the opponent pool from each slot's next episode on."""
-        pool = opponent_pool(opponents)
+        pool = opponent_entries(opponents)
         classified = [_classify(entry) for entry in pool]
         size = observation_size(self.rules.num_players)
         for entry, (_, _, policy) in zip(pool, classified, strict=True):
