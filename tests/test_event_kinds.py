@@ -33,6 +33,6 @@ def test_the_game_log_checks_every_kind_and_its_cards():
 
 
 def test_the_openspiel_tokens_have_a_letter_for_every_kind():
-    spiel = pytest.importorskip("trash_env.spiel")
+    spiel = pytest.importorskip("trash_env.spiel", reason="the OpenSpiel game needs open_spiel")
     assert list(spiel._KIND_LETTER) == list(EVENT_KINDS)
     assert len(set(spiel._KIND_LETTER.values())) == len(EVENT_KINDS)

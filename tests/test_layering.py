@@ -355,11 +355,9 @@ def test_a_source_checkout_imports_the_modules_of_its_entry_point_table() -> Non
 def test_the_checkout_modules_are_the_entry_points_of_pyproject() -> None:
     """trash_env.agent's table for a never-installed checkout names the modules of
     pyproject.toml's ``trash_env.agents`` entry points (which it no longer reads at run time)."""
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    from trash_env.agent import CHECKOUT_AGENT_MODULES, ENTRY_POINT_GROUP
+    from trash_env.agent import CHECKOUT_AGENT_MODULES
 
-    with open(ROOT / "pyproject.toml", "rb") as file:
-        table = tomllib.load(file)["project"]["entry-points"][ENTRY_POINT_GROUP]
+    table = entry_points_table()
     declared = {value.partition(":")[0].strip() for value in table.values()}
     assert sorted(declared) == sorted(CHECKOUT_AGENT_MODULES)
 

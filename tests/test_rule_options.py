@@ -89,7 +89,7 @@ def _batched_games(rules: Rules, games: int = 12) -> bytes:
 
 @pytest.mark.parametrize("name", OPTIONS)
 def test_the_batched_kernels_play_every_option(name):
-    pytest.importorskip("numba")
+    pytest.importorskip("numba", reason="the batched engine needs numba (the vector extra)")
     from trash_env.vector import _kernels as K
     from trash_env.vector.batch import RulesArrays
 

@@ -32,7 +32,7 @@ def test_the_engine_the_arrays_and_the_kernels_compute_the_same_returns(n):
 
 
 def test_the_kernels_compile_the_engines_own_formula():
-    pytest.importorskip("numba")
+    pytest.importorskip("numba", reason="the batched engine needs numba (the vector extra)")
     from trash_env.vector import _kernels as K
 
     assert K.zero_sum_share.py_func is zero_sum_share
@@ -43,7 +43,7 @@ def test_the_kernels_compile_the_engines_own_formula():
 
 
 def test_batched_payments_are_the_deal_shares_plus_the_returns():
-    pytest.importorskip("numba")
+    pytest.importorskip("numba", reason="the batched engine needs numba (the vector extra)")
     from trash_env.vector import VectorGame
 
     batch = VectorGame(Rules(num_players=3, start_size=2), 64, seed=0)
