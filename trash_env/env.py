@@ -337,7 +337,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             self._rng = np.random.default_rng(check_seed(seed))
         self.game = Game(self.rules, seed=int(self._rng.integers(2**63)))
         # Every seat decides outside the match (the caller's agents): it answers the call
-        # and pays the deals.
+        # and assembles the payments (the deals', then the game's).
         self._match = Match(self.game, round_rewards=self.round_rewards)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
