@@ -352,3 +352,18 @@ def test_parallel_kernels_give_the_serial_bits() -> None:
         assert one.violations().tolist() == every.violations().tolist() == [0] * size
         ended += int(one.finished.sum())
     assert ended > 100
+
+
+def test_first_players_are_those_of_reference_games() -> None:
+    """reset(first_players=...) deals as Game(first_player=...), which draws no first player;
+    bad values are refused naming the option."""
+    rules = Rules(num_players=3)
+    batch = VectorGame(rules, 3, seed=0)
+    batch.reset(seeds=[5, 6, 7], first_players=[2, 0, 1])
+    for i, (seed, first) in enumerate(((5, 2), (6, 0), (7, 1))):
+        game = Game(rules, seed=seed, first_player=first)
+        assert batch_states(batch)[i] == reference_state(game)
+        assert batch.rng_state(i) == game.rng.bit_generator.state
+    for bad in ([3, 0, 0], [0, 0], [True, 0, 1], [0.0, 1.0, 2.0], [-1, 0, 0]):
+        with pytest.raises(ValueError, match="first_players must be 3 integers from 0 to 2"):
+            batch.reset(first_players=bad)
