@@ -138,6 +138,10 @@ class VectorGame:
             the same bit for bit either way.
     """
 
+    # The class default: a batch restored from a checkpoint written before the option existed
+    # (agents/training/checkpoint.py restores attributes as saved) picks the form by size.
+    parallel: bool | None = None
+
     def __init__(
         self,
         rules: Rules | None = None,
