@@ -11,10 +11,18 @@ import pytest
 
 pytest.importorskip("numba")
 
-from agents.bots.base import Agent, register_agent  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from agents.bots.base import Agent, make_agent, register_agent  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from agents.evaluation.batched import engine_for  # noqa: E402
-from agents.policies.policy import TrainingMismatchWarning, pretrained_path  # noqa: E402
+from agents.policies.policy import (  # noqa: E402
+    PolicyAgent,
+    TrainingMismatchWarning,
+    pretrained_path,
+)
 from trash_env.rules import Rules  # noqa: E402
 
 BOTS = ["greedy", "random", "counting:discard_weight=0.25"]
@@ -119,9 +127,19 @@ def test_a_users_agent_and_a_subclass_of_a_bot_play_on_the_reference_engine() ->
         def act(self, observation, action_mask, view):  # type: ignore[no-untyped-def]
             return int(action_mask.argmax())
 
+    class Contrary(PolicyAgent):  # a model that picks its least likely legal action
+        def act(self, observation, action_mask, view):  # type: ignore[no-untyped-def]
+            logits = np.where(action_mask.astype(bool), self.logits(observation), np.inf)
+            return int(logits.argmin())
+
+    def contrary(seed=None):  # type: ignore[no-untyped-def]
+        source: Any = make_agent("pretrained")
+        return Contrary(source.layers, source.sidecar, seed=seed)
+
     register_agent("stubborn_test", Stubborn)
     register_agent("first_test", First)
-    for spec in ("stubborn_test", "first_test"):
+    register_agent("contrary_test", contrary)
+    for spec in ("stubborn_test", "first_test", "contrary_test"):
         chosen = engine_for(["greedy", spec], Rules())
         assert chosen.name == "reference" and spec in chosen.why
         with pytest.raises(ValueError, match=f"engine 'batched': '{spec}' has no batched form"):

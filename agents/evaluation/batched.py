@@ -37,7 +37,7 @@ import numpy as np
 from agents.bots.base import make_agent
 from agents.evaluation.tournament import GameResult, Plan, agent_seed, deal_seed, game_file
 from agents.play.game_log import build_log, write_game_file
-from agents.policies.policy import PolicyAgent
+from agents.policies.policy import PolicyAgent, PretrainedAgent
 from trash_env.engine import NUM_ACTIONS, Game
 from trash_env.observation import observation_size
 from trash_env.rules import MAX_PLAYERS, Rules
@@ -66,12 +66,21 @@ def _batch_kinds() -> dict[str, int]:
     return {"random": K.BOT_RANDOM, "greedy": K.BOT_GREEDY, "counting": K.BOT_COUNTING}
 
 
+def _plays_as_policy(kind: type) -> bool:
+    """Whether a PolicyAgent class acts as the argmax of ``forward``: a subclass that decides
+    otherwise (its own ``act``, ``logits`` or ``forward``) is not claimed."""
+    return all(
+        getattr(kind, name) in (getattr(PolicyAgent, name), getattr(PretrainedAgent, name))
+        for name in ("act", "logits", "forward")
+    )
+
+
 def batched_form(spec: str, rules: Rules) -> str | None:
     """Why ``spec`` has no batched form at ``rules`` (None: it has one)."""
     agent: Any = make_agent(spec, seed=0)
     if type(agent).__dict__.get("batch_kernel") in ("random", "greedy", "counting"):
         return None
-    if isinstance(agent, PolicyAgent):
+    if isinstance(agent, PolicyAgent) and _plays_as_policy(type(agent)):
         if not agent.deterministic:
             return f"{spec!r} samples its actions (deterministic=false)"
         agent.check_rules(rules)  # pretrained picks its count's model; another count raises
