@@ -14,16 +14,15 @@ Every rules option of ``trash_env.Rules`` is a flag (``--wilds kings``, ``--joke
 ``--losers-reveal``, ...). How line-ups, seatings and duplicate deals are chosen, and how the
 figures are counted: :mod:`agents.evaluation`. Every option, output path included, is checked
 before the first game: a bad one exits at once with code 2 and the reason. Exit codes: 0 done,
-1 a worker process died, 2 bad options, 130 Ctrl-C, 143 SIGTERM (one line said, no traceback;
+1 a worker process died or a file could not be written (one line; the previous file is left
+whole), 2 bad options, 130 Ctrl-C, 143 SIGTERM (one line said, no traceback;
 the worker processes end with the evaluation, :mod:`agents.evaluation.pool`).
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,16 +36,26 @@ from agents.evaluation.runner import (
     evaluate,
 )
 from agents.evaluation.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
-from trash_env.cli import add_rules_arguments, check_int, rules_options, whole_number
-from trash_env.files import IMAGE_SUFFIXES, check_output_path
+from trash_env.cli import (
+    Parser,
+    add_rules_arguments,
+    check_int,
+    extra_install,
+    need_modules,
+    program_name,
+    rules_options,
+    run_interruptible,
+    whole_number,
+)
+from trash_env.files import IMAGE_SUFFIXES, check_output_path, describe_os_error
 from trash_env.rules import Rules
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python evaluate.py",
+def build_parser() -> Parser:
+    parser = Parser(
+        prog=program_name("python evaluate.py", "trash-evaluate"),
         description="Duplicate-deal tournament between Trash agents: every line-up in every "
-        "seat rotation on the same shuffled decks; win rates with 95%% Wilson intervals, "
+        "seat rotation on the same shuffled decks; win rates with 95% Wilson intervals, "
         "head-to-head rates, first-seat advantage and TrueSkill ratings.",
     )
     parser.add_argument(
@@ -95,7 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write the per-agent and pair rows as CSV")
     parser.add_argument(
-        "--png", metavar="FILE", help="draw win rates and head-to-head as PNG (FILE ends in .png)"
+        "--png",
+        metavar="FILE",
+        help="draw win rates and head-to-head as PNG (FILE ends in .png; needs matplotlib: "
+        'pip install "trash-env[plot]")',
     )
     parser.add_argument(
         "--save-games",
@@ -128,37 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-EXIT_INTERRUPT, EXIT_TERMINATED = 130, 128 + signal.SIGTERM
-
-
-class Terminated(BaseException):
-    """SIGTERM as an exception, so that the workers are stopped on the way out (like Ctrl-C)."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run evaluate.py with ``argv`` (default: the command line); returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
-    try:
-        return _run(parser, args)
-    except KeyboardInterrupt:
-        print(f"\n{parser.prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPT
-    except Terminated:
-        print(f"{parser.prog}: terminated", file=sys.stderr)
-        return EXIT_TERMINATED
-    finally:
-        if in_main_thread and previous is not None:  # None: set outside Python, left as is
-            signal.signal(signal.SIGTERM, previous)
+    return run_interruptible(parser.prog, lambda: _run(parser, args))
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _run(parser: Parser, args: argparse.Namespace) -> int:
     report: Report | SizesReport
     try:
         check_args(args)
@@ -179,20 +168,25 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 save_games=args.save_games,
             )
     except (ValueError, ImportError) as error:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: {error}", file=sys.stderr)
-        return 2
+        return parser.refuse(error)
     except RuntimeError as error:  # a worker died: not a bad option
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
+    except OSError as error:  # a saved game could not be written (a full disk): not an option
+        print(f"{parser.prog}: error: cannot write {describe_os_error(error)}", file=sys.stderr)
+        return 1
     if not args.quiet:
         print(report.table())
-    if args.json:
-        report.write_json(args.json)
-    if args.csv:
-        report.write_csv(args.csv)
-    if args.png and isinstance(report, Report):  # check_args refuses --png with --sizes
-        report.plot(args.png)
+    try:
+        if args.json:
+            report.write_json(args.json)
+        if args.csv:
+            report.write_csv(args.csv)
+        if args.png and isinstance(report, Report):  # check_args refuses --png with --sizes
+            report.plot(args.png)
+    except OSError as error:  # the previous file, if any, is left whole (atomic writes)
+        print(f"{parser.prog}: error: cannot write {describe_os_error(error)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -230,6 +224,7 @@ def check_args(args: argparse.Namespace) -> None:
         check_output_path("--csv", args.csv)
     if args.png:
         check_output_path("--png", args.png, IMAGE_SUFFIXES)
+        need_modules("--png", extra_install("plot"), "matplotlib")
     if args.sizes is not None:
         if len(args.agents) < 2:
             raise ValueError(
