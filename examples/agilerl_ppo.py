@@ -50,28 +50,21 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
-
-try:
-    import agilerl  # noqa: F401
-except ModuleNotFoundError as error:  # no extra: AgileRL caps pettingzoo below trash_env's floor
-    raise ModuleNotFoundError(
-        "agilerl is not installed; install it, its undeclared peft dependency, then the "
-        'pettingzoo trash_env needs: pip install "agilerl==2.58.0" "peft==0.21.0" && '
-        'pip install "pettingzoo==1.27.0" (see docs/integrations.md)',
-        name="agilerl",
-    ) from error
-
-import torch  # noqa: E402
-from agilerl.algorithms.ppo import PPO  # noqa: E402
-from torch import nn  # noqa: E402
-
-from trash_env.vector import TrashVectorEnv  # noqa: E402
-
-# AgileRL's own use of tensordict (not this script's) warns of a tensordict 0.14 change.
-warnings.filterwarnings("ignore", "TensorDict.to_module", FutureWarning)
+from agents.training.pipeline import (  # noqa: E402
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)
 
 NAME = "agilerl_ppo"
+# No extra: AgileRL caps pettingzoo below trash_env's floor (docs/integrations.md): the batched
+# env, AgileRL and its undeclared peft dependency, then the pettingzoo trash_env needs.
+AGILERL_INSTALL = (
+    'pip install "trash-env[vector]" "agilerl==2.58.0" "peft==0.21.0" && '
+    'pip install "pettingzoo==1.27.0"'
+)
 
 
 def parse_args(argv: list[str] | None = None):
@@ -101,6 +94,20 @@ def parse_args(argv: list[str] | None = None):
         "--opponents", default="greedy", help="the opponent pool, comma-separated bot specs"
     )
     return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, AGILERL_INSTALL, "agilerl", "torch", "numba")
+
+
+import torch  # noqa: E402
+from agilerl.algorithms.ppo import PPO  # noqa: E402
+from torch import nn  # noqa: E402
+
+from trash_env.vector import TrashVectorEnv  # noqa: E402
+
+# AgileRL's own use of tensordict (not this script's) warns of a tensordict 0.14 change.
+warnings.filterwarnings("ignore", "TensorDict.to_module", FutureWarning)
 
 
 def linear_layers(network: nn.Module) -> list[nn.Linear]:

@@ -48,13 +48,15 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-import torch
-from torch import nn
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
+from agents.training.pipeline import (  # noqa: E402
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)
 
 NAME = "cleanrl_ppo"
 # ---- hyperparameters (CleanRL style; the flags below override the first few) ----
@@ -74,6 +76,44 @@ VF_COEF = 0.5
 MAX_GRAD_NORM = 0.5
 HIDDEN = 128
 OPPONENTS = "greedy"  # comma-separated pool, one drawn per opponent seat and game
+
+
+def parse_args(argv: list[str] | None = None):
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=TOTAL_STEPS, eval_every=EVAL_EVERY)
+    parser.add_argument(
+        "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games stepped together"
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=NUM_STEPS,
+        help="decisions per env per rollout",
+    )
+    parser.add_argument(
+        "--lr",
+        type=real_number(0, 1, low_open=True),
+        default=LEARNING_RATE,
+        help="Adam learning rate",
+    )
+    parser.add_argument(
+        "--anneal-lr",
+        action=argparse.BooleanOptionalAction,
+        default=ANNEAL_LR,
+        help="decay the learning rate linearly to 0 over the budget",
+    )
+    parser.add_argument(
+        "--ent-coef", type=real_number(0, 10), default=ENT_COEF, help="entropy bonus"
+    )
+    parser.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponent pool")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "train", "torch", "numba")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
@@ -115,33 +155,7 @@ class Agent(nn.Module):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=TOTAL_STEPS, eval_every=EVAL_EVERY)
-    parser.add_argument(
-        "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games stepped together"
-    )
-    parser.add_argument(
-        "--n-steps",
-        type=whole_number(1, 100_000),
-        default=NUM_STEPS,
-        help="decisions per env per rollout",
-    )
-    parser.add_argument(
-        "--lr",
-        type=real_number(0, 1, low_open=True),
-        default=LEARNING_RATE,
-        help="Adam learning rate",
-    )
-    parser.add_argument(
-        "--anneal-lr",
-        action=argparse.BooleanOptionalAction,
-        default=ANNEAL_LR,
-        help="decay the learning rate linearly to 0 over the budget",
-    )
-    parser.add_argument(
-        "--ent-coef", type=real_number(0, 10), default=ENT_COEF, help="entropy bonus"
-    )
-    parser.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponent pool")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
 
     from trash_env.vector import TrashVectorEnv  # numba compiles its loops on first use
 

@@ -20,15 +20,46 @@ import json
 import time
 from collections.abc import Sequence
 
-import numpy as np
-import pyspiel
-from open_spiel.python.algorithms import ismcts, mcts
+from agents.training.pipeline import check_command_line, example_prog
+from trash_env.cli import Parser
 
-import trash_env.spiel  # registers "python_trash"
-from agents.bots.base import Agent, make_agent
-from trash_env.engine import Game
-from trash_env.observation import action_mask, encode_observation
-from trash_env.view import PublicView
+NAME = "openspiel_ismcts"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = Parser(prog=example_prog(NAME), description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--simulations", type=int, default=100, help="ISMCTS simulations a move")
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--start-size", type=int, default=5, help="the first layout size")
+    parser.add_argument("--episode", choices=("round", "game"), default="round")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--opponent", default="random", help="the other seats' bot: random, greedy, counting, ..."
+    )
+    parser.add_argument(
+        "--rollout",
+        default="random",
+        help="how ISMCTS values a node: random (OpenSpiel's rollout) or a bot, e.g. greedy",
+    )
+    args = parser.parse_args(argv)
+    if args.games < 1 or args.simulations < 1:
+        parser.error("--games and --simulations must be at least 1")
+    return args
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "openspiel", "pyspiel")
+
+import numpy as np  # noqa: E402
+import pyspiel  # noqa: E402
+from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
+
+import trash_env.spiel  # noqa: E402, F401  (registers "python_trash")
+from agents.bots.base import Agent, make_agent  # noqa: E402
+from trash_env.engine import Game  # noqa: E402
+from trash_env.observation import action_mask, encode_observation  # noqa: E402
+from trash_env.view import PublicView  # noqa: E402
 
 
 def play(
@@ -139,24 +170,7 @@ class BotRolloutEvaluator(mcts.Evaluator):
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=20)
-    parser.add_argument("--simulations", type=int, default=100, help="ISMCTS simulations a move")
-    parser.add_argument("--players", type=int, default=2)
-    parser.add_argument("--start-size", type=int, default=5, help="the first layout size")
-    parser.add_argument("--episode", choices=("round", "game"), default="round")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--opponent", default="random", help="the other seats' bot: random, greedy, counting, ..."
-    )
-    parser.add_argument(
-        "--rollout",
-        default="random",
-        help="how ISMCTS values a node: random (OpenSpiel's rollout) or a bot, e.g. greedy",
-    )
-    args = parser.parse_args(argv)
-    if args.games < 1 or args.simulations < 1:
-        parser.error("--games and --simulations must be at least 1")
+    args = parse_args(argv)
     result = play(
         args.games,
         args.simulations,

@@ -40,14 +40,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-# trash_env's glue first: without the extra it names what to install
-from trash_env.integrations import rllib as trash_rllib  # noqa: E402, I001
-import ray  # noqa: E402
-import torch  # noqa: E402
-from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
-from ray.rllib.core import DEFAULT_MODULE_ID  # noqa: E402
-
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
+from agents.training.pipeline import (
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)  # noqa: E402
 
 NAME = "rllib_ppo"
 
@@ -87,6 +86,17 @@ def parse_args(argv: list[str] | None = None):
         "--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else local)"
     )
     return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "rllib", "ray", "torch")
+
+# trash_env's glue first: without the extra it names what to install
+from trash_env.integrations import rllib as trash_rllib  # noqa: E402, I001
+import ray  # noqa: E402
+import torch  # noqa: E402
+from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
+from ray.rllib.core import DEFAULT_MODULE_ID  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:

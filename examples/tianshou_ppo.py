@@ -42,6 +42,50 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
+from agents.training.pipeline import (
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)  # noqa: E402
+
+NAME = "tianshou_ppo"
+
+
+def parse_args(argv: list[str] | None = None):
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=600_000, eval_every=100_000)
+    parser.add_argument(
+        "--envs", type=whole_number(1, 4_096), default=256, help="envs collected in parallel"
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=16,
+        help="decisions per env per update",
+    )
+    parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=1024)
+    parser.add_argument(
+        "--epochs", type=whole_number(1, 1_000), default=2, help="passes over each rollout"
+    )
+    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
+    parser.add_argument("--gamma", type=real_number(0, 1), default=0.995)
+    parser.add_argument("--ent-coef", type=real_number(0, 10), default=0.01)
+    parser.add_argument(
+        "--round-rewards",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also pay each finished deal (TrashSoloEnv's round_rewards, as train.py does)",
+    )
+    parser.add_argument(
+        "--opponents", default="greedy", help="the opponent pool, comma-separated agent specs"
+    )
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "tianshou", "tianshou", "torch")
+
 # trash_env's glue first: without the extra it names what to install
 from trash_env.integrations.tianshou import make_solo_env  # noqa: E402, I001
 import numpy as np  # noqa: E402
@@ -55,9 +99,7 @@ from tianshou.env import DummyVectorEnv  # noqa: E402
 from tianshou.utils.net.common import AbstractDiscreteActor  # noqa: E402
 from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode  # noqa: E402
 
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
 
-NAME = "tianshou_ppo"
 HIDDEN = (128, 128)
 
 
@@ -102,33 +144,7 @@ class Critic(nn.Module):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=600_000, eval_every=100_000)
-    parser.add_argument(
-        "--envs", type=whole_number(1, 4_096), default=256, help="envs collected in parallel"
-    )
-    parser.add_argument(
-        "--n-steps",
-        type=whole_number(1, 100_000),
-        default=16,
-        help="decisions per env per update",
-    )
-    parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=1024)
-    parser.add_argument(
-        "--epochs", type=whole_number(1, 1_000), default=2, help="passes over each rollout"
-    )
-    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
-    parser.add_argument("--gamma", type=real_number(0, 1), default=0.995)
-    parser.add_argument("--ent-coef", type=real_number(0, 10), default=0.01)
-    parser.add_argument(
-        "--round-rewards",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also pay each finished deal (TrashSoloEnv's round_rewards, as train.py does)",
-    )
-    parser.add_argument(
-        "--opponents", default="greedy", help="the opponent pool, comma-separated agent specs"
-    )
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     run = PipelineRun(args, NAME, library="tianshou", features="pairs")
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)

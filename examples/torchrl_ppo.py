@@ -46,40 +46,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-# trash_env's glue first: without the extra it names what to install
-from trash_env.integrations.torchrl import make_vec_env  # noqa: E402, I001
-import torch  # noqa: E402
-from tensordict.nn import TensorDictModule  # noqa: E402
-from torch import nn  # noqa: E402
-from torchrl.collectors import Collector  # noqa: E402
-from torchrl.modules import MaskedCategorical, ProbabilisticActor, ValueOperator  # noqa: E402
-from torchrl.objectives import ClipPPOLoss  # noqa: E402
-from torchrl.objectives.value import GAE  # noqa: E402
-
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
+from agents.training.pipeline import (
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)  # noqa: E402
 
 NAME = "torchrl_ppo"
 STEPS, EVAL_EVERY = 1_000_000, 200_000
-HIDDEN = 128
 
 
-def mlp(inputs: int, outputs: int, last_gain: float) -> nn.Sequential:
-    """Two tanh layers, orthogonal init (SB3's: gain sqrt 2, then ``last_gain``)."""
-    net = nn.Sequential(
-        nn.Linear(inputs, HIDDEN),
-        nn.Tanh(),
-        nn.Linear(HIDDEN, HIDDEN),
-        nn.Tanh(),
-        nn.Linear(HIDDEN, outputs),
-    )
-    linears = [m for m in net if isinstance(m, nn.Linear)]
-    for layer, gain in zip(linears, [2**0.5, 2**0.5, last_gain], strict=True):
-        nn.init.orthogonal_(layer.weight, gain)
-        nn.init.zeros_(layer.bias)
-    return net
-
-
-def main(argv: list[str] | None = None) -> dict:
+def parse_args(argv: list[str] | None = None):
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
     parser.add_argument(
         "--envs", type=whole_number(1, 4_096), default=256, help="games played side by side"
@@ -117,7 +96,44 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--opponents", default="greedy", help="comma-separated opponent pool (agent specs)"
     )
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "torchrl", "torchrl", "tensordict", "torch", "numba")
+
+# trash_env's glue first: without the extra it names what to install
+from trash_env.integrations.torchrl import make_vec_env  # noqa: E402, I001
+import torch  # noqa: E402
+from tensordict.nn import TensorDictModule  # noqa: E402
+from torch import nn  # noqa: E402
+from torchrl.collectors import Collector  # noqa: E402
+from torchrl.modules import MaskedCategorical, ProbabilisticActor, ValueOperator  # noqa: E402
+from torchrl.objectives import ClipPPOLoss  # noqa: E402
+from torchrl.objectives.value import GAE  # noqa: E402
+
+
+HIDDEN = 128
+
+
+def mlp(inputs: int, outputs: int, last_gain: float) -> nn.Sequential:
+    """Two tanh layers, orthogonal init (SB3's: gain sqrt 2, then ``last_gain``)."""
+    net = nn.Sequential(
+        nn.Linear(inputs, HIDDEN),
+        nn.Tanh(),
+        nn.Linear(HIDDEN, HIDDEN),
+        nn.Tanh(),
+        nn.Linear(HIDDEN, outputs),
+    )
+    linears = [m for m in net if isinstance(m, nn.Linear)]
+    for layer, gain in zip(linears, [2**0.5, 2**0.5, last_gain], strict=True):
+        nn.init.orthogonal_(layer.weight, gain)
+        nn.init.zeros_(layer.bias)
+    return net
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", module="torchrl")

@@ -44,11 +44,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(self.refuse(message))
 
     def refuse(self, message: object) -> int:
-        """Print the short usage line and ``prog: error: message`` on stderr; returns 2, the
-        exit code of a bad option."""
+        """Print the short usage line and ``prog: error: message`` on stderr (only the latter
+        for :class:`MissingModules`: the flags were right); returns 2, the exit code of a bad
+        option."""
         from trash_env.files import safe_text
 
-        sys.stderr.write(f"{self.format_usage()}{self.prog}: error: {safe_text(message)}\n")
+        usage = "" if isinstance(message, MissingModules) else self.format_usage()
+        sys.stderr.write(f"{usage}{self.prog}: error: {safe_text(message)}\n")
         return 2
 
 
@@ -82,6 +84,11 @@ def run_interruptible(prog: str, work: Callable[[], int], note: Callable[[], str
             signal.signal(signal.SIGTERM, previous)
 
 
+class MissingModules(ValueError):
+    """An optional library that what was asked for needs is not installed (the message says
+    which install brings it)."""
+
+
 def missing_modules(*modules: str) -> list[str]:
     """Those of ``modules`` that cannot be imported here (not installed)."""
     missing = []
@@ -105,7 +112,7 @@ def need_modules(purpose: str, install: str, *modules: str) -> None:
     command that installs it (:func:`extra_install`), before any work is done."""
     missing = missing_modules(*modules)
     if missing:
-        raise ValueError(
+        raise MissingModules(
             f"{purpose} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
             f"not installed: {install}"
         )

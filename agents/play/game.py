@@ -13,7 +13,6 @@ or an unreadable log.
 
 from __future__ import annotations
 
-import argparse
 import os
 import secrets
 import signal
@@ -28,7 +27,7 @@ from agents.bots.base import Agent, make_agent, parse_spec
 from agents.play.game_log import DEFAULT_LOG_DIR, build_log, read_log, write_log
 from agents.play.human import HumanAgent, HumanQuit, seat_names
 from agents.play.replay import DealTracker, narrate, replay
-from trash_env.cli import add_rules_arguments, rules_options, whole_number
+from trash_env.cli import Parser, add_rules_arguments, program_name, rules_options, whole_number
 from trash_env.engine import Game
 from trash_env.match import Match
 from trash_env.rules import Rules
@@ -37,9 +36,9 @@ from trash_env.text import printable, result_text
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPT = 0, 2, 130
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m agents.play",
+def build_parser() -> Parser:
+    parser = Parser(
+        prog=program_name("python -m agents.play", "trash-play"),
         description="Play Trash (Garbage) in the terminal against bots.",
         epilog="Keys during the game: s stock, d discard, 1-10 slot, n decline a swap, "
         "trash call Trash!, t table, h help, q quit. Exit codes: 0 done or quit, "
@@ -200,11 +199,9 @@ class Table:
         )
 
 
-def _usage_error(parser: argparse.ArgumentParser, error: Exception) -> int:
-    """Report a bad option like argparse does (usage, then the reason) and return code 2."""
-    parser.print_usage(sys.stderr)
-    sys.stderr.write(f"{parser.prog}: error: {printable(str(error))}\n")
-    return EXIT_USAGE
+def _usage_error(parser: Parser, error: Exception) -> int:
+    """Report a bad option like argparse does (a short usage line, then the reason); code 2."""
+    return parser.refuse(printable(str(error)))
 
 
 def main(

@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(parser: Parser, args: argparse.Namespace) -> int:
     try:
-        need_modules(parser.prog, extra_install("train"), *TRAIN_MODULES)  # one line, first
+        need_modules("training", extra_install("train"), *TRAIN_MODULES)  # one line, first
         from agents.training.run import prepare, train
 
         config, checkpoint = prepare(config_of(args))

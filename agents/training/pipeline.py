@@ -24,12 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
 from agents.training.eval_curve import EvaluationCurve
+from trash_env.cli import Parser, extra_install, missing_modules
 from trash_env.files import atomic_write_text, check_output_path
 
 # Evaluation deals are seeded far from any training seed an example uses.
@@ -72,12 +74,17 @@ def real_number(low: float, high: float, *, low_open: bool = False) -> Callable[
     return parse
 
 
-def example_parser(
-    name: str, description: str, *, steps: int, eval_every: int
-) -> argparse.ArgumentParser:
+def example_prog(name: str) -> str:
+    """How an example is run, for its usage line: ``python examples/NAME.py``."""
+    return f"python examples/{name}.py"
+
+
+def example_parser(name: str, description: str, *, steps: int, eval_every: int) -> Parser:
     """The parser of an example with the shared flags; the example adds its own."""
-    parser = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    parser = Parser(
+        prog=example_prog(name),
+        description=description,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
         "--steps",
@@ -118,6 +125,22 @@ def example_parser(
         help="evaluation processes (each re-imports the script: keep 1 for heavy libraries)",
     )
     return parser
+
+
+def check_command_line(
+    name: str, parse_args: Callable[[list[str]], object], extra: str, *modules: str
+) -> None:
+    """What an example does under ``if __name__ == "__main__":`` before it imports its
+    library: answer ``--help`` and refuse a bad flag (``parse_args``), then, if one of
+    ``modules`` is missing, say in one line which install brings it (``extra``: the project's
+    extra, or a whole ``pip install ...`` command) and exit 2, instead of a traceback."""
+    parse_args(sys.argv[1:])
+    missing = missing_modules(*modules)
+    if missing:
+        install = extra if extra.startswith("pip ") else extra_install(extra)
+        shown = f"{example_prog(name)}: error: needs {', '.join(missing)}, not installed"
+        print(f"{shown}: {install}", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def library_version(distribution: str) -> str:
