@@ -62,7 +62,7 @@ NAME = "agilerl_ppo"
 # No extra: AgileRL caps pettingzoo below trash_env's floor (docs/integrations.md): the batched
 # env, AgileRL and its undeclared peft dependency, then the pettingzoo trash_env needs.
 AGILERL_INSTALL = (
-    'pip install "trash-env[vector]" "agilerl==2.58.0" "peft==0.21.0" && '
+    'pip install "trash-env[vector,plot]" "agilerl==2.58.0" "peft==0.21.0" && '
     'pip install "pettingzoo==1.27.0"'
 )
 
@@ -97,7 +97,7 @@ def parse_args(argv: list[str] | None = None):
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads
-    check_command_line(NAME, parse_args, AGILERL_INSTALL, "agilerl", "torch", "numba")
+    check_command_line(NAME, parse_args, AGILERL_INSTALL, "agilerl", "torch", "numba", "matplotlib")
 
 
 import torch  # noqa: E402

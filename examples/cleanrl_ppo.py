@@ -109,7 +109,7 @@ def parse_args(argv: list[str] | None = None):
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads
-    check_command_line(NAME, parse_args, "train", "torch", "numba")
+    check_command_line(NAME, parse_args, "train", "torch", "numba", "matplotlib")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -84,7 +84,7 @@ def parse_args(argv: list[str] | None = None):
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads
-    check_command_line(NAME, parse_args, "tianshou", "tianshou", "torch")
+    check_command_line(NAME, parse_args, "tianshou", "tianshou", "torch", "matplotlib")
 
 # trash_env's glue first: without the extra it names what to install
 from trash_env.integrations.tianshou import make_solo_env  # noqa: E402, I001

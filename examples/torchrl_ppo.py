@@ -100,7 +100,9 @@ def parse_args(argv: list[str] | None = None):
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads
-    check_command_line(NAME, parse_args, "torchrl", "torchrl", "tensordict", "torch", "numba")
+    check_command_line(
+        NAME, parse_args, "torchrl", "torchrl", "tensordict", "torch", "numba", "matplotlib"
+    )
 
 # trash_env's glue first: without the extra it names what to install
 from trash_env.integrations.torchrl import make_vec_env  # noqa: E402, I001

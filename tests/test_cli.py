@@ -124,7 +124,7 @@ EXAMPLES = {
     "rllib_ppo": ("ray,torch", 'pip install "trash-env[rllib]"'),
     "tianshou_ppo": ("tianshou,torch", 'pip install "trash-env[tianshou]"'),
     "torchrl_ppo": ("torchrl,tensordict,torch", 'pip install "trash-env[torchrl]"'),
-    "agilerl_ppo": ("agilerl,torch", 'pip install "trash-env[vector]" "agilerl==2.58.0"'),
+    "agilerl_ppo": ("agilerl,torch", 'pip install "trash-env[vector,plot]" "agilerl==2.58.0"'),
     "openspiel_ismcts": ("pyspiel,open_spiel", 'pip install "trash-env[openspiel]"'),
 }
 
