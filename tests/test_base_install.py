@@ -73,6 +73,11 @@ def test_evaluation_runs_on_the_base_install(command, tmp_path):
             "trash-evaluate: error: --png needs matplotlib, which is not installed: "
             'pip install "trash-env[plot]"',
         ),
+        (
+            ["trash-evaluate", "--agents", "greedy", "random", "--backend", "ray"],
+            "trash-evaluate: error: --backend ray needs ray, which is not installed: "
+            'pip install "trash-env[ray]"',
+        ),
     ],
 )
 def test_what_needs_an_extra_says_which_in_one_line_before_any_work(args, line, tmp_path):

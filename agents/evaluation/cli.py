@@ -225,6 +225,8 @@ def check_args(args: argparse.Namespace) -> None:
     if args.png:
         check_output_path("--png", args.png, IMAGE_SUFFIXES)
         need_modules("--png", extra_install("plot"), "matplotlib")
+    if args.backend == "ray":
+        need_modules("--backend ray", extra_install("ray"), "ray")
     if args.sizes is not None:
         if len(args.agents) < 2:
             raise ValueError(
