@@ -16,6 +16,7 @@ from agents.training.config import (
     VEC_CHOICES,
     TrainConfig,
 )
+from agents.training.run import prepare, train
 from trash_env.cli import (
     Parser,
     add_rules_arguments,
@@ -234,8 +235,6 @@ def main(argv: list[str] | None = None) -> int:
 def _run(parser: Parser, args: argparse.Namespace) -> int:
     try:
         need_modules("training", extra_install("train"), *TRAIN_MODULES)  # one line, first
-        from agents.training.run import prepare, train
-
         config, checkpoint = prepare(config_of(args))
         train(config, checkpoint)
     except ValueError as error:
