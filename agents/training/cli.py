@@ -240,7 +240,7 @@ def _run(parser: Parser, args: argparse.Namespace) -> int:
     except ValueError as error:
         return parser.refuse(error)
     except OSError as error:  # a full disk, a folder gone: the files written before stay whole
-        print(f"{parser.prog}: error: cannot write {describe_os_error(error)}", file=sys.stderr)
+        print(f"{parser.prog}: error: {describe_os_error(error)}", file=sys.stderr)
         return 1
     return 0
 
