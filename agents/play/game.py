@@ -4,11 +4,12 @@ The person sits at one seat (``--seat``, counted from 1), bots at the others; ev
 option is a flag (``--wilds kings``, ``--episode round``, ``--call-trash``, ...). The engine is
 driven directly, so the "Trash!" call (``--call-trash``) is asked of the person, while bots
 always call. Every game, finished or left, is written as a JSON log (rules, seed, seats, every
-action and event; :mod:`agents.play.game_log`); ``--replay FILE`` prints a log's events again, deal
-by deal (:mod:`agents.play.replay`).
+action and event; :mod:`agents.play.game_log`); ``--replay FILE`` plays a log's actions again on
+the engine and prints that game deal by deal, saying where the log's own record disagrees
+(:mod:`agents.play.replay`).
 
-Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options
-or an unreadable log.
+Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options,
+an unreadable log or one whose actions do not replay.
 """
 
 from __future__ import annotations
@@ -21,11 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-import numpy as np
-
-from agents.bots.base import Agent, make_agent, parse_spec
+from agents.bots.base import Agent, check_fits, make_agent, parse_spec
 from agents.play.game_log import DEFAULT_LOG_DIR, build_log, read_log, write_log
-from agents.play.human import HumanAgent, HumanQuit, seat_names
+from agents.play.human import HumanAgent, HumanQuit, bot_label, seat_names, seat_seeds
 from agents.play.replay import DealTracker, narrate, replay
 from trash_env.cli import Parser, add_rules_arguments, program_name, rules_options, whole_number
 from trash_env.engine import Game
@@ -84,12 +83,6 @@ def build_parser() -> Parser:
     return parser
 
 
-def _bot_label(spec: str) -> str:
-    """A bot's name for the table: a model file by its stem, every name made printable."""
-    name = parse_spec(spec)[0]
-    return printable(Path(name).stem if name.endswith(".safetensors") else name)
-
-
 def seat_specs(opponents: Sequence[str], num_players: int | None, seat: int) -> list[str]:
     """The agent spec of every seat: ``"human"`` at ``seat`` (0-based), the opponents at the
     other seats in seat order. Raises ValueError on a count that does not fit."""
@@ -109,11 +102,6 @@ def seat_specs(opponents: Sequence[str], num_players: int | None, seat: int) -> 
         raise ValueError(f"--seat must be 1 to {n}, got {seat + 1}")
     bots.insert(seat, "human")
     return bots
-
-
-def _seeds(seed: int, n: int) -> list[int]:
-    """One independent seed per seat, derived from the game's seed."""
-    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
 
 
 class Table:
@@ -205,6 +193,36 @@ def _usage_error(parser: Parser, error: Exception) -> int:
     return parser.refuse(printable(str(error)))
 
 
+def _replay(
+    parser: argparse.ArgumentParser,
+    path: Path,
+    no_pause: bool,
+    out: TextIO,
+    stdin: TextIO | None,
+) -> int:
+    """``--replay``: the log's game replayed on the engine; a file that is not a game log, or
+    whose actions do not replay, is refused in one line with exit code 2."""
+    try:
+        log = read_log(path)  # its messages name the file
+    except ValueError as error:
+        return _refuse(parser, str(error))
+    interactive = stdin is None and sys.stdin.isatty() and out.isatty()
+    try:
+        replay(log, out, pause=interactive and not no_pause, stdin=stdin)
+    except ValueError as error:
+        return _refuse(parser, f"cannot replay {printable(str(path))}: {error}")
+    except KeyboardInterrupt:
+        out.write("\nGoodbye: interrupted.\n")
+        return EXIT_INTERRUPT
+    return EXIT_OK
+
+
+def _refuse(parser: argparse.ArgumentParser, reason: str) -> int:
+    """One line on stderr (no usage block: the options were fine) and exit code 2."""
+    sys.stderr.write(f"{parser.prog}: error: {printable(reason)}\n")
+    return EXIT_USAGE
+
+
 def main(
     argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
@@ -216,16 +234,7 @@ def main(
     except SystemExit as stop:  # argparse has printed its message
         return int(stop.code or 0)
     if args.replay is not None:
-        try:
-            log = read_log(args.replay)
-            interactive = stdin is None and sys.stdin.isatty() and out.isatty()
-            replay(log, out, pause=interactive and not args.no_pause, stdin=stdin)
-        except ValueError as error:
-            return _usage_error(parser, error)
-        except KeyboardInterrupt:
-            out.write("\nGoodbye: interrupted.\n")
-            return EXIT_INTERRUPT
-        return EXIT_OK
+        return _replay(parser, args.replay, args.no_pause, out, stdin)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
     seat = args.seat - 1
     try:
@@ -238,13 +247,15 @@ def main(
             rules = Rules.from_options(**options)
         except ValueError as error:
             raise ValueError(f"rules options: {error}") from None
-        seeds = _seeds(seed, len(specs))
+        seeds = seat_seeds(seed, len(specs))
         bots = {p: make_agent(spec, seed=seeds[p]) for p, spec in enumerate(specs) if p != seat}
+        for bot in bots.values():
+            check_fits(bot, rules)  # a model for another player count fails before the deal
     except (ValueError, ImportError) as error:
         return _usage_error(parser, error)
     for p, bot in bots.items():
         bot.reset(seed=seeds[p])
-    names = seat_names(len(specs), seat, [_bot_label(s) for s in specs])
+    names = seat_names(len(specs), seat, [bot_label(s) for s in specs])
     human = HumanAgent(stdin=stdin, stdout=stdout, names=names)
     game = Game(rules, seed=seed)
     table = Table(game, seat, bots, human, names, specs, seed)

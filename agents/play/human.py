@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
-from agents.bots.base import Agent, register_agent
+from agents.bots.base import MODEL_SUFFIX, Agent, parse_spec, register_agent
 from trash_env.cards import NUM_SLOTS, card_name
 from trash_env.engine import (
     CALL_TRASH,
@@ -30,11 +31,11 @@ from trash_env.engine import (
     Decision,
 )
 from trash_env.text import (  # noqa: F401  (describe: re-exported for its users)
-    ABSENT_TERMINAL,
     ROW,
     describe,
     legend,
     printable,
+    seat_line,
     slot_mark,
 )
 from trash_env.view import PublicView
@@ -52,6 +53,18 @@ class HumanQuit(Exception):
     """The person asked to leave the game (typed ``q``)."""
 
 
+def seat_seeds(seed: int, num_players: int) -> list[int]:
+    """One independent seed per seat, derived from the game's seed (the terminal and the web
+    table deal the same bots the same seeds)."""
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(num_players)]
+
+
+def bot_label(spec: str) -> str:
+    """A bot's name for the table: a model file by its stem, every name made printable."""
+    name = parse_spec(spec)[0]
+    return printable(Path(name).stem if name.lower().endswith(MODEL_SUFFIX) else name)
+
+
 def seat_names(num_players: int, seat: int, labels: Sequence[str] | None = None) -> list[str]:
     """Names for the screen: ``"You"`` at ``seat``, ``"<label> (seat k)"`` elsewhere (seats
     counted from 1, as people count them). Control characters in labels are escaped."""
@@ -67,7 +80,7 @@ def seat_names(num_players: int, seat: int, labels: Sequence[str] | None = None)
 
 def cell(state: int, card: int) -> str:
     """One slot, centred in CELL characters (:func:`trash_env.text.slot_mark`)."""
-    return slot_mark(state, card, ABSENT_TERMINAL).center(CELL)
+    return slot_mark(state, card).center(CELL)
 
 
 def draw_layout(view: PublicView, player: int) -> list[str]:
@@ -86,11 +99,10 @@ def draw_table(view: PublicView, names: Sequence[str], deal: int | None = None) 
     lines = []
     acting = -1 if view.done else view.current
     for p in range(view.num_players):
-        mark = ">" if p == acting else " "
-        won = view.rounds_won[p]
         lines.append(
-            f"{mark} {names[p]}: layout of {view.sizes[p]}, "
-            f"{won} round{'' if won == 1 else 's'} won, {view.face_down_count(p)} face-down"
+            seat_line(
+                names[p], view.sizes[p], view.rounds_won[p], view.face_down_count(p), p == acting
+            )
         )
         lines += draw_layout(view, p)
     discard = view.discard
@@ -101,7 +113,7 @@ def draw_table(view: PublicView, names: Sequence[str], deal: int | None = None) 
     if view.held >= 0 and not view.done:
         wild = " (wild)" if view.wild[view.held] else ""
         lines.append(f"In hand: {card_name(view.held)}{wild}")
-    lines.append(legend(ABSENT_TERMINAL, view.wild))
+    lines.append(legend(view.wild))
     return "\n".join(lines)
 
 
