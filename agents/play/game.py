@@ -194,7 +194,7 @@ def _usage_error(parser: Parser, error: Exception) -> int:
 
 
 def _replay(
-    parser: argparse.ArgumentParser,
+    parser: Parser,
     path: Path,
     no_pause: bool,
     out: TextIO,
@@ -217,7 +217,7 @@ def _replay(
     return EXIT_OK
 
 
-def _refuse(parser: argparse.ArgumentParser, reason: str) -> int:
+def _refuse(parser: Parser, reason: str) -> int:
     """One line on stderr (no usage block: the options were fine) and exit code 2."""
     sys.stderr.write(f"{parser.prog}: error: {printable(reason)}\n")
     return EXIT_USAGE
