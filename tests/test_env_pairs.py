@@ -22,6 +22,8 @@ from trash_env.pairs import (
 )
 from trash_env.solo import TrashSoloEnv
 
+SPIEL = "OpenSpiel is not installed (the 'openspiel' extra)"
+
 
 def check_vector(vector: np.ndarray, g: Game, observer: int) -> None:
     n = g.num_players
@@ -194,7 +196,7 @@ def test_batched_opponents_keep_the_plain_observation():
 
 
 def test_openspiel_tensors_carry_the_pairs():
-    pyspiel = pytest.importorskip("pyspiel")
+    pyspiel = pytest.importorskip("pyspiel", reason=SPIEL)
     from trash_env import spiel
 
     for n in (2, 4):
@@ -231,7 +233,7 @@ def test_openspiel_tensors_carry_the_pairs():
 
 
 def test_openspiel_pairs_hold_no_hidden_card():
-    pyspiel = pytest.importorskip("pyspiel")
+    pyspiel = pytest.importorskip("pyspiel", reason=SPIEL)
 
     game = pyspiel.load_game("python_trash", {"players": 3, "observation": "pairs"})
     rng = np.random.default_rng(0)
@@ -251,7 +253,7 @@ def test_openspiel_pairs_hold_no_hidden_card():
 
 
 def test_openspiel_parameter_is_checked_and_round_trips():
-    pyspiel = pytest.importorskip("pyspiel")
+    pyspiel = pytest.importorskip("pyspiel", reason=SPIEL)
     from trash_env import spiel
     from trash_env.rules import Rules
 

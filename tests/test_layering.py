@@ -300,7 +300,7 @@ def run(code: str, env_path: str = "") -> subprocess.CompletedProcess:
 
 
 def entry_points_table() -> dict[str, str]:
-    tomllib = pytest.importorskip("tomllib")
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+")
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     return data["project"]["entry-points"]["trash_env.agents"]
 

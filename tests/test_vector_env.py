@@ -169,7 +169,9 @@ def test_bad_arguments_are_named() -> None:
 
 
 def test_maskable_ppo_learns_on_it_and_logs_episodes() -> None:
-    sb3_contrib = pytest.importorskip("sb3_contrib")
+    sb3_contrib = pytest.importorskip(
+        "sb3_contrib", reason="sb3-contrib is not installed (the 'train' extra)"
+    )
     vec = make_vec_env(8, ["random", "greedy"], {"start_size": 3}, seed=0, round_rewards=True)
     assert vec.observation_space.shape == (observation_size(2),)
     model = sb3_contrib.MaskablePPO(

@@ -217,7 +217,7 @@ def test_the_page_and_its_files_are_served(web):
 def test_the_package_data_ships_every_page_file():
     """pyproject's package-data names every file of agents/web/static (else an installed
     trash-env would serve a page without its scripts)."""
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+")
     root = Path(__file__).resolve().parent.parent
     project = tomllib.loads((root / "pyproject.toml").read_text())
     patterns = project["tool"]["setuptools"]["package-data"]["agents.web"]

@@ -4,11 +4,12 @@ The person sits at one seat (``--seat``, counted from 1), bots at the others; ev
 option is a flag (``--wilds kings``, ``--episode round``, ``--call-trash``, ...). The engine is
 driven directly, so the "Trash!" call (``--call-trash``) is asked of the person, while bots
 always call. Every game, finished or left, is written as a JSON log (rules, seed, seats, every
-action and event; :mod:`agents.play.game_log`); ``--replay FILE`` prints a log's events again, deal
-by deal (:mod:`agents.play.replay`).
+action and event; :mod:`agents.play.game_log`); ``--replay FILE`` plays a log's actions again on
+the engine and prints that game deal by deal, saying where the log's own record disagrees
+(:mod:`agents.play.replay`).
 
-Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options
-or an unreadable log.
+Exit codes: 0 for a finished game, ``q``, or end of input; 130 for Ctrl-C; 2 for bad options,
+an unreadable log or one whose actions do not replay.
 """
 
 from __future__ import annotations
@@ -204,6 +205,36 @@ def _usage_error(parser: Parser, error: Exception) -> int:
     return parser.refuse(printable(str(error)))
 
 
+def _replay(
+    parser: argparse.ArgumentParser,
+    path: Path,
+    no_pause: bool,
+    out: TextIO,
+    stdin: TextIO | None,
+) -> int:
+    """``--replay``: the log's game replayed on the engine; a file that is not a game log, or
+    whose actions do not replay, is refused in one line with exit code 2."""
+    try:
+        log = read_log(path)  # its messages name the file
+    except ValueError as error:
+        return _refuse(parser, str(error))
+    interactive = stdin is None and sys.stdin.isatty() and out.isatty()
+    try:
+        replay(log, out, pause=interactive and not no_pause, stdin=stdin)
+    except ValueError as error:
+        return _refuse(parser, f"cannot replay {printable(str(path))}: {error}")
+    except KeyboardInterrupt:
+        out.write("\nGoodbye: interrupted.\n")
+        return EXIT_INTERRUPT
+    return EXIT_OK
+
+
+def _refuse(parser: argparse.ArgumentParser, reason: str) -> int:
+    """One line on stderr (no usage block: the options were fine) and exit code 2."""
+    sys.stderr.write(f"{parser.prog}: error: {printable(reason)}\n")
+    return EXIT_USAGE
+
+
 def main(
     argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
@@ -215,16 +246,7 @@ def main(
     except SystemExit as stop:  # argparse has printed its message
         return int(stop.code or 0)
     if args.replay is not None:
-        try:
-            log = read_log(args.replay)
-            interactive = stdin is None and sys.stdin.isatty() and out.isatty()
-            replay(log, out, pause=interactive and not args.no_pause, stdin=stdin)
-        except ValueError as error:
-            return _usage_error(parser, error)
-        except KeyboardInterrupt:
-            out.write("\nGoodbye: interrupted.\n")
-            return EXIT_INTERRUPT
-        return EXIT_OK
+        return _replay(parser, args.replay, args.no_pause, out, stdin)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
     seat = args.seat - 1
     try:

@@ -30,11 +30,11 @@ from trash_env.engine import (
     Decision,
 )
 from trash_env.text import (  # noqa: F401  (describe: re-exported for its users)
-    ABSENT_TERMINAL,
     ROW,
     describe,
     legend,
     printable,
+    seat_line,
     slot_mark,
 )
 from trash_env.view import PublicView
@@ -67,7 +67,7 @@ def seat_names(num_players: int, seat: int, labels: Sequence[str] | None = None)
 
 def cell(state: int, card: int) -> str:
     """One slot, centred in CELL characters (:func:`trash_env.text.slot_mark`)."""
-    return slot_mark(state, card, ABSENT_TERMINAL).center(CELL)
+    return slot_mark(state, card).center(CELL)
 
 
 def draw_layout(view: PublicView, player: int) -> list[str]:
@@ -86,11 +86,10 @@ def draw_table(view: PublicView, names: Sequence[str], deal: int | None = None) 
     lines = []
     acting = -1 if view.done else view.current
     for p in range(view.num_players):
-        mark = ">" if p == acting else " "
-        won = view.rounds_won[p]
         lines.append(
-            f"{mark} {names[p]}: layout of {view.sizes[p]}, "
-            f"{won} round{'' if won == 1 else 's'} won, {view.face_down_count(p)} face-down"
+            seat_line(
+                names[p], view.sizes[p], view.rounds_won[p], view.face_down_count(p), p == acting
+            )
         )
         lines += draw_layout(view, p)
     discard = view.discard
@@ -101,7 +100,7 @@ def draw_table(view: PublicView, names: Sequence[str], deal: int | None = None) 
     if view.held >= 0 and not view.done:
         wild = " (wild)" if view.wild[view.held] else ""
         lines.append(f"In hand: {card_name(view.held)}{wild}")
-    lines.append(legend(ABSENT_TERMINAL, view.wild))
+    lines.append(legend(view.wild))
     return "\n".join(lines)
 
 
