@@ -83,6 +83,31 @@ def test_cleanrl_ppo(tmp_path):
     _check_saved_model(out, model, rows=2)
 
 
+def test_an_example_trained_in_a_rules_variant_records_it_and_is_seated_only_there(tmp_path):
+    """``--wilds kings`` reaches the envs and the model file from the one place (the run):
+    the sidecar says kings, and evaluate.py seats the model in that game only, refusing the
+    standard game with the reason and the flag of its own."""
+    _needs("torch", "numba")
+    model = tmp_path / "kings.safetensors"
+    out = _run(
+        "cleanrl_ppo.py",
+        *("--wilds", "kings", "--steps", "1024", "--envs", "64", "--n-steps", "16"),
+        *("--eval-every", "0", "--final-deals", "2", "--out", str(model)),
+    )
+    assert out["rules"]["wilds"] == "kings" and out["illegal_moves"] == 0
+    sidecar = json.loads(model.with_suffix(".json").read_text())
+    assert sidecar["rules"]["wilds"] == "kings"
+    standard = evaluate_model(model)
+    assert standard.returncode == 2, standard.stdout[-3000:] + standard.stderr[-3000:]
+    assert "trained under other rules than this game's: wilds='jacks' (trained: 'kings')" in (
+        standard.stderr
+    )
+    assert "(--wilds kings)" in standard.stderr and "Traceback" not in standard.stderr
+    kings = evaluate_model(model, "--wilds", "kings")
+    assert kings.returncode == 0, kings.stdout[-3000:] + kings.stderr[-3000:]
+    assert model.name in kings.stdout and "Warning" not in kings.stderr
+
+
 def test_rllib_ppo_vs_greedy(tmp_path):
     _needs("ray.rllib", "torch")
     model = tmp_path / "model.safetensors"
