@@ -117,6 +117,7 @@ def test_rllib_ppo_vs_greedy(tmp_path):
         *("--eval-every", "512", "--eval-deals", "2", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] >= 1024 and out["opponents"] == "greedy" and out["games"] >= 1
+    assert out["games_per_env_runner"] == [4]
     _check_saved_model(out, model, rows=2)
 
 
@@ -129,6 +130,22 @@ def test_rllib_ppo_self_play_two_env_runners(tmp_path):
         *("--batch-size", "400", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] >= 800 and out["env_runners"] == 2 and out["games"] >= 1
+    assert out["games_per_env_runner"] == [1, 1]  # self-play's default: one game per runner
+    _check_saved_model(out, model, rows=1)
+
+
+def test_rllib_ppo_self_play_batches_envs_games_per_env_runner(tmp_path):
+    """``--envs`` under self-play: RLlib's env runner steps that many multi-agent games (as
+    reported by the runner itself), each seat still one agent of the shared policy."""
+    _needs("ray.rllib", "torch")
+    model = tmp_path / "model.safetensors"
+    out = _run(
+        "rllib_ppo.py",
+        *("--opponents", "self", "--envs", "4", "--steps", "2000", "--batch", "1000"),
+        *("--batch-size", "500", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
+    )
+    assert out["games_per_env_runner"] == [4] and out["env_runners"] == 0
+    assert out["steps"] >= 2000 and out["games"] >= 1
     _check_saved_model(out, model, rows=1)
 
 
