@@ -68,6 +68,22 @@ def test_special_files_are_refused_before_any_game(name, message, specials, caps
     assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
 
 
+def test_the_terminal_games_log_is_checked_before_the_game(specials):
+
+    for path in ("/dev/null", specials / "fifo", specials / "dir"):
+        result = subprocess.run(
+            [sys.executable, "-m", "agents.play", "--log", str(path), "--seed", "1"],
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
+        assert result.returncode == 2 and result.stdout == "", result.stdout
+        assert result.stderr.splitlines()[-1].startswith("python -m agents.play: error: --log: ")
+
+
 @LINUX
 def test_an_image_where_no_file_can_be_created_is_refused_up_front(capsys, monkeypatch):
     """Root may "write" /proc by its permission bits; a probe file there fails, so the check

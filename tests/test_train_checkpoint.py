@@ -165,7 +165,8 @@ def test_a_tampered_checkpoint_gets_one_sentence_and_exit_2(run, tmp_path, capsy
     assert code == 2, captured
     assert message in captured.err, captured.err
     assert "Traceback" not in captured.err
-    errors = [line for line in captured.err.splitlines() if line.startswith("train.py: error")]
+    lines = captured.err.splitlines()
+    errors = [line for line in lines if line.startswith("python train.py: error")]
     assert len(errors) == 1
 
 

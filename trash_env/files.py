@@ -26,6 +26,11 @@ def safe_text(text: object) -> str:
     return "".join(out)
 
 
+class WriteError(OSError):
+    """A file this project writes could not be written (a full disk, a special file in the
+    way); the previous file, if any, is whole."""
+
+
 _TEMP_LOCK = threading.Lock()  # creating or finishing a temp file vs. abandon_temp_files()
 _PENDING: set[str] = set()  # this process's temp files not yet renamed into place
 
@@ -61,13 +66,16 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     except FileNotFoundError:
         kind = None
     if kind is not None:
-        raise OSError(errno.EINVAL, f"is {kind}, not a regular file: not replaced", str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)  # check_output_path allowed creating it
-    with _TEMP_LOCK:
-        handle = tempfile.NamedTemporaryFile(
-            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
-        )
-        _PENDING.add(handle.name)
+        raise WriteError(errno.EINVAL, f"is {kind}, not a regular file: not replaced", str(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # check_output_path allowed creating it
+        with _TEMP_LOCK:
+            handle = tempfile.NamedTemporaryFile(
+                dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
+            )
+            _PENDING.add(handle.name)
+    except OSError as error:
+        raise WriteError(error.errno, error.strerror, str(path)) from error
     try:
         with handle:
             handle.write(data)
@@ -85,10 +93,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             os.replace(handle.name, path)
             _PENDING.discard(handle.name)
     except OSError as error:
-        _remove(handle.name)
-        if error.filename is None:  # a write's error (a full disk) names no file: name it
-            raise OSError(error.errno, error.strerror, str(path)) from error
-        raise
+        _remove(handle.name)  # a write's error (a full disk) names no file: name the target
+        raise WriteError(error.errno, error.strerror, str(path)) from error
     except BaseException:
         _remove(handle.name)
         raise
@@ -133,11 +139,13 @@ def sweep_temp_files(folder: str | Path, pattern: str) -> int:
 
 
 def describe_os_error(error: OSError) -> str:
-    """One line for a failed read or write: the file (escaped) and the system's reason."""
+    """One line for a failed read or write: what failed, the file (escaped) and the system's
+    reason."""
     reason = error.strerror or str(error)
     if error.filename is None:
         return reason
-    return f"{safe_text(error.filename)}: {reason}"
+    verb = "cannot write " if isinstance(error, WriteError) else ""
+    return f"{verb}{safe_text(error.filename)}: {reason}"
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -185,7 +185,7 @@ def _run(parser: Parser, args: argparse.Namespace) -> int:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
     except OSError as error:  # a saved game could not be written (a full disk): not an option
-        print(f"{parser.prog}: error: cannot write {describe_os_error(error)}", file=sys.stderr)
+        print(f"{parser.prog}: error: {describe_os_error(error)}", file=sys.stderr)
         return 1
     if not args.quiet:
         print(report.table())
@@ -197,7 +197,7 @@ def _run(parser: Parser, args: argparse.Namespace) -> int:
         if args.png and isinstance(report, Report):  # check_args refuses --png with --sizes
             report.plot(args.png)
     except OSError as error:  # the previous file, if any, is left whole (atomic writes)
-        print(f"{parser.prog}: error: cannot write {describe_os_error(error)}", file=sys.stderr)
+        print(f"{parser.prog}: error: {describe_os_error(error)}", file=sys.stderr)
         return 1
     return 0
 

@@ -30,6 +30,7 @@ from agents.play.human import HumanAgent, HumanQuit, seat_names
 from agents.play.replay import DealTracker, narrate, replay
 from trash_env.cli import Parser, add_rules_arguments, program_name, rules_options, whole_number
 from trash_env.engine import Game
+from trash_env.files import check_output_path
 from trash_env.match import Match
 from trash_env.rules import Rules
 from trash_env.text import printable, result_text
@@ -250,6 +251,8 @@ def main(
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
     seat = args.seat - 1
     try:
+        if args.log is not None and not args.no_log:  # a game is not played to be lost
+            check_output_path("--log", args.log)
         options = rules_options(args)
         specs = seat_specs(args.opponents, options.get("num_players"), seat)
         options["num_players"] = len(specs)

@@ -16,6 +16,7 @@ from agents.training.config import (
     VEC_CHOICES,
     TrainConfig,
 )
+from agents.training.run import prepare, train
 from trash_env.cli import (
     Parser,
     add_rules_arguments,
@@ -234,14 +235,12 @@ def main(argv: list[str] | None = None) -> int:
 def _run(parser: Parser, args: argparse.Namespace) -> int:
     try:
         need_modules("training", extra_install("train"), *TRAIN_MODULES)  # one line, first
-        from agents.training.run import prepare, train
-
         config, checkpoint = prepare(config_of(args))
         train(config, checkpoint)
     except ValueError as error:
         return parser.refuse(error)
     except OSError as error:  # a full disk, a folder gone: the files written before stay whole
-        print(f"{parser.prog}: error: cannot write {describe_os_error(error)}", file=sys.stderr)
+        print(f"{parser.prog}: error: {describe_os_error(error)}", file=sys.stderr)
         return 1
     return 0
 
