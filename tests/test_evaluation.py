@@ -697,7 +697,7 @@ def test_cli_refuses_a_model_trained_under_other_rules_unless_told(tmp_path, cap
     """A model file trained with --wilds kings is refused in the standard game (the reason and
     its own game's flags, before any game), seated in its own game, and in another one only
     with --other-rules (then with the training-mismatch warning)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="the model file is written from a torch net")
     from agents.policies.policy import TrainingMismatchWarning
     from agents.training.export import export_mlp
     from trash_env.observation import observation_size
