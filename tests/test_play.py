@@ -1070,7 +1070,7 @@ def test_a_crash_during_the_game_still_writes_the_log(tmp_path, monkeypatch):
 
 
 def test_bot_label_names_a_model_by_its_stem_and_escapes_control_characters():
-    from agents.play.game import _bot_label
+    from agents.play.human import bot_label as _bot_label
 
     assert _bot_label("runs/x/model.safetensors") == "model"
     assert _bot_label("runs/x/ev\x1b[2Jil.safetensors") == "ev\\x1b[2Jil"

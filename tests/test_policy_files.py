@@ -141,6 +141,18 @@ PRETRAINED_PINS = {
         "109c8989d5ba71ff784d3417879afe2cd0758c5519d2f8c68ad554bab3e8cac1",
         "72b2595f3c94e09dab7eb0b4edb284e032e370c2dfd999bab93749d813222ac3",
     ),
+    5: (
+        10,
+        1390,
+        "92266da074028ae5835239e9751bf1da24c41993157dd6453d8edb24450a03a3",
+        "abb6c9e961e2cb97029c544803ce50f1dea8ec359901addd99ff192bf832e71c",
+    ),
+    6: (
+        10,
+        1495,
+        "5daa2132d0f72a931043129ddf401f86def7dd632b38254df564db3e66124923",
+        "2c47c7264a61b5b340cb0820fc49a852a739ab9e800c040092826dcd4cca1948",
+    ),
 }
 
 
@@ -167,9 +179,9 @@ def test_the_shipped_pretrained_agents_make_their_pinned_moves(players):
 def test_the_package_ships_no_pickled_model():
     models = sorted(p.name for p in PRETRAINED.parent.iterdir())
     assert models == [
-        f"pretrained_{n}p.{ext}" for n in (2, 3, 4) for ext in ("json", "safetensors")
+        f"pretrained_{n}p.{ext}" for n in (2, 3, 4, 5, 6) for ext in ("json", "safetensors")
     ]
-    for n in (2, 3, 4):
+    for n in (2, 3, 4, 5, 6):
         tensors, sidecar = load_tensors(pretrained_path(n))
         assert sidecar["network"]["hidden"] == [128, 128] and len(tensors) == 12
         assert sidecar["num_players"] == n

@@ -202,7 +202,7 @@ def test_a_bad_trained_for_is_refused(tmp_path, bad):
 
 def test_pretrained_picks_the_model_for_the_games_player_count():
     counts = pretrained_counts()
-    assert counts == [2, 3, 4]
+    assert counts == [2, 3, 4, 5, 6]  # every player count the rules allow
     for n in counts:
         explicit = make_agent(f"pretrained_{n}p")
         assert explicit.num_players == n and explicit.name == f"pretrained_{n}p"
@@ -214,7 +214,7 @@ def test_pretrained_picks_the_model_for_the_games_player_count():
     assert agent.num_players == 2  # until it meets a game
     with warnings.catch_warnings():
         warnings.simplefilter("error", TrainingMismatchWarning)
-        for n in (3, 4, 2):
+        for n in (3, 4, 6, 5, 2):
             play(agent, Rules(num_players=n), episodes=1)
             assert agent.num_players == n
             assert agent.path.endswith(f"pretrained_{n}p.safetensors")
@@ -233,7 +233,16 @@ def test_pretrained_without_a_view_goes_by_the_observations_size():
         assert np.array_equal(agent.logits(obs), make_agent(f"pretrained_{n}p").logits(obs))
 
 
-def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there():
+def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there(tmp_path, monkeypatch):
+    """Every count 2-6 ships a model; an installation missing one (here: a models folder
+    holding the 2- to 4-player ones only) refuses that count, naming the ones there."""
+    import agents.policies.policy as policy
+
+    for n in (2, 3, 4):
+        for suffix in (".safetensors", ".json"):
+            source = policy.pretrained_path(n).with_suffix(suffix)
+            (tmp_path / source.name).write_bytes(source.read_bytes())
+    monkeypatch.setattr(policy, "MODELS_DIR", tmp_path)
     with pytest.raises(
         ValueError,
         match=r"no pretrained model for 5 players.*2 \(pretrained_2p\)"
@@ -242,12 +251,10 @@ def test_a_count_without_a_shipped_model_is_refused_naming_the_ones_there():
         play(make_agent("pretrained"), Rules(num_players=5), episodes=1)
     with pytest.raises(ValueError, match="no pretrained model for 6 players"):
         load_policy_agent("pretrained_6p")
-    with pytest.raises(
-        ValueError, match="known agents: .*pretrained_2p, pretrained_3p, pretrained_4p"
-    ):
-        make_agent("pretrained_6p")
     with pytest.raises(ValueError, match="no pretrained model for 5 players"):
         load_policy_agent("pretrained", num_players=5)
+    with pytest.raises(ValueError, match="known agents: .*pretrained_5p, pretrained_6p"):
+        make_agent("pretrained_7p")
 
 
 def test_the_shipped_sidecars_say_what_they_were_trained_for():

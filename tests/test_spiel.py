@@ -73,8 +73,8 @@ def random_walk(
 def test_random_sim_test(params: dict) -> None:
     """OpenSpiel's API checks: clones, legal actions and masks, action strings, tensor sizes
     against the declared shapes, zero-sum returns within the utility bounds, game length."""
-    # serialize=False: OpenSpiel serialises a sampled-stochastic game with GetRNGState, which
-    # a Python game cannot implement (see docs/openspiel.md: replay from seed and history).
+    # serialize=False: OpenSpiel's C++ check saves a sampled-stochastic game with GetRNGState,
+    # which a Python game cannot implement (tests/test_spiel_trust.py checks the JSON form).
     pyspiel.random_sim_test(load(**params), num_sims=2, serialize=False, verbose=False)
 
 
@@ -82,7 +82,7 @@ def test_game_declares_the_engine_shapes_and_bounds() -> None:
     game = load(players=3)
     assert game.num_players() == 3
     assert game.num_distinct_actions() == 15
-    assert game.max_chance_outcomes() == 1
+    assert game.max_chance_outcomes() == spiel.DEAL_OUTCOMES
     assert game.observation_tensor_shape() == [observation_size(3)]
     assert game.information_state_tensor_shape() == [spiel.information_state_size(3)]
     assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (-0.5, 1.0, 0.0)
@@ -377,8 +377,10 @@ def test_illegal_actions_are_refused_with_the_legal_ones_named() -> None:
     state = dealt(load(), 0)
     with pytest.raises(ValueError, match="legal actions:"):
         state.apply_action(3 if 3 not in state.legal_actions() else 14)
-    with pytest.raises(ValueError, match="only chance outcome is 0"):
-        load().new_initial_state().apply_action(1)
+    with pytest.raises(ValueError, match="only chance outcome is 0, got 1"):
+        load().new_initial_state(seed=4).apply_action(1)
+    with pytest.raises(ValueError, match="chance outcomes are 0 to 65535, got 65536"):
+        load().new_initial_state().apply_action(spiel.DEAL_OUTCOMES)
 
 
 # ------------------------------------------------------------------------------ clone, replay
@@ -396,8 +398,7 @@ def test_clone_is_independent() -> None:
 
 
 def test_a_state_is_replayed_from_its_seed_and_history() -> None:
-    """The safe way to save a state (OpenSpiel's own Python-game serialisation is a pickle,
-    and unavailable for sampled-stochastic Python games): the game string, seed, history."""
+    """A state is its game string, seed and history (what serialize() writes, as JSON)."""
     game = load(players=2, jokers=True)
     state = dealt(game, 11)
     random_walk(state, np.random.default_rng(11), 60)

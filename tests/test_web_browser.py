@@ -344,3 +344,94 @@ def test_screenshots_are_small(tmp_path):
     assert pictures, "docs/web holds the screenshots"
     for picture in pictures:
         assert picture.stat().st_size < 200_000, picture
+
+
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+FITS = "return [document.documentElement.scrollWidth, document.body.scrollWidth, window.innerWidth]"
+MARKER_FITS = """
+const list = document.getElementById(arguments[0]);
+const probe = document.createElement('span');
+probe.textContent = `${list.start + list.children.length - 1}.`;  // the largest number
+probe.style.font = getComputedStyle(list).font;
+probe.style.position = 'absolute';
+document.body.append(probe);
+const width = probe.getBoundingClientRect().width;
+probe.remove();
+return [width, parseFloat(getComputedStyle(list).paddingLeft)];
+"""
+
+
+def no_sideways_scroll(driver, where: str) -> None:
+    page, body, inner = driver.execute_script(FITS)
+    assert inner == PHONE["width"], inner
+    assert page <= inner and body <= inner, (where, page, body, inner)
+
+
+def test_play_watch_and_rank_fit_a_390_px_phone(browser, tmp_path):
+    """At 390x844 (a phone) no view scrolls sideways: the live table with the rules form, a
+    replay, and a leaderboard whose rank, win rate and interval bar stay on screen. The event
+    log's numbers are not clipped, ties rank ``1=`` as in the CLI, the person is "your"."""
+    from selenium.webdriver.support.ui import Select
+
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    assert (
+        evaluate.main(
+            ["--agents", *SPECS, "counting", "--games", "12", "--json"]
+            + [str(folder / "report.json"), "--quiet", "--no-progress"]
+        )
+        == 0
+    )
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        with serving(tmp_path / "logs", folder) as (client, config):
+            browser.get(client.base + "/#play")
+            wait(browser, lambda d: d.find_elements("css selector", "#players option"), "no form")
+            errors(browser)
+            browser.find_element("css selector", "#setup summary").click()
+            Select(browser.find_element("id", "players")).select_by_value("6")
+            no_sideways_scroll(browser, "the new-game form")
+            Select(browser.find_element("id", "pace")).select_by_value("0")
+            browser.find_element("id", "seed").send_keys("3")
+            browser.find_element("id", "start").click()
+            wait(browser, lambda d: shown(d, ".clickable"), "the person's turn does not come")
+            no_sideways_scroll(browser, "a 6-player table")
+            assert "in your hand" in browser.find_element("id", "play-table").text or (
+                "no card in hand" in browser.find_element("id", "play-table").text
+            )
+            assert "You's" not in browser.find_element("tag name", "body").text
+
+            rng = np.random.default_rng(2)
+            state = client.post("/api/games", {"opponents": ["greedy"], "seed": 5})
+            final = play_out(client, state, lambda s: int(rng.choice(s["legal"])))
+            assert len(final["events"]) > 100  # three-digit event numbers
+            browser.get(client.base + "/#watch/log/" + final["log"])
+            wait(browser, lambda d: d.find_element("id", "w-step").text.startswith("step 0"), "")
+            browser.find_element("id", "w-last").click()
+            no_sideways_scroll(browser, "a replay")
+            views = [o.text for o in Select(browser.find_element("id", "w-view")).options]
+            assert "Your view" in views and not any("You's" in v for v in views), views
+            width, padding = browser.execute_script(MARKER_FITS, "watch-log")
+            assert padding >= width, (width, padding)  # "1234." fits left of the text
+
+            browser.get(client.base + "/#rank/report.json")
+            wait(browser, lambda d: len(shown(d, ".agent-row")) == 3, "no leaderboard")
+            no_sideways_scroll(browser, "a leaderboard")
+            for row in shown(browser, ".agent-row"):
+                for css in (".rank", ".spec", ".rate", ".ci"):
+                    box = row.find_element("css selector", css).rect
+                    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], css
+            parsed = client.get("/api/reports/report.json")["agents"]
+            shown_ranks = {
+                r.find_element("css selector", ".spec").text: r.find_element(
+                    "css selector", ".rank"
+                ).text
+                for r in shown(browser, ".agent-row")
+            }
+            assert shown_ranks == {
+                a["spec"]: f"{a['rank']}{'=' if a['tied'] else ''}" for a in parsed
+            }
+            screenshot(browser, tmp_path, "rank-phone.png")
+            assert errors(browser) == []
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

@@ -88,6 +88,30 @@ def test_a_report_opens_as_a_leaderboard(tmp_path, report_folder):
         assert status == 400 and "not an evaluate.py report" in answer["error"]
 
 
+def test_the_leaderboard_ranks_as_the_cli_does_ties_included(tmp_path, report_folder):
+    """The CLI prints ``1=`` for ratings that cannot be told apart; the page gets the same
+    rank and tie for every agent (it numbered them 1, 2, 3 by win rate before)."""
+    report = json.loads((report_folder / "plain.json").read_text())
+    tied = dict(report)
+    tied["agents"] = {
+        spec: dict(a, rating=dict(a["rating"], mu=25.0 + 0.1 * k, sigma=3.0))
+        for k, (spec, a) in enumerate(report["agents"].items())
+    }
+    (tmp_path / "tied.json").write_text(json.dumps(tied))
+    (tmp_path / "plain.json").write_text(json.dumps(report))
+    with serving(tmp_path / "logs", tmp_path) as (client, _):
+        cli = client.get("/api/reports/plain.json")["agents"]
+        assert [(a["rank"], a["tied"]) for a in cli] == [
+            (
+                report["agents"][a["spec"]]["rating"]["rank"],
+                report["agents"][a["spec"]]["rating"]["tied"],
+            )
+            for a in cli
+        ]
+        board = client.get("/api/reports/tied.json")["agents"]
+    assert [(a["rank"], a["tied"]) for a in board] == [(1, True), (1, True)]
+
+
 def test_saved_games_are_linked_and_replay(tmp_path, report_folder):
     with serving(tmp_path / "logs", report_folder) as (client, _):
         board = client.get("/api/reports/linked.json")

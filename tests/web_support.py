@@ -46,9 +46,14 @@ class Client:
 
 @contextmanager
 def serving(
-    logs: Path, reports: Path | None = None, models: Path | None = None
+    logs: Path | None = None,
+    reports: Path | None = None,
+    models: Path | None = None,
+    config: Config | None = None,
 ) -> Iterator[tuple[Client, Config]]:
-    config = Config(logs=logs, reports=reports, models=models)
+    if config is None:
+        assert logs is not None, "serving needs a logs folder or a whole Config"
+        config = Config(logs=logs, reports=reports, models=models)
     server = make_server(config, "127.0.0.1", 0)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

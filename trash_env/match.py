@@ -94,20 +94,23 @@ class Match:
             return self._pay_deals()
         return None
 
-    def advance(self) -> list[float] | None:
-        """Play the seated agents until a seat without one must act or the game ends; return
-        the deal payments made meanwhile (as :meth:`settle`)."""
+    def advance(self, moves: int | None = None) -> list[float] | None:
+        """Play the seated agents until a seat without one must act or the game ends, or
+        after ``moves`` agent moves (each with the call that may follow it: the web table
+        plays one at a time to pace them); return the deal payments made meanwhile (as
+        :meth:`settle`)."""
         # settle() written out: this loop runs once per opponent move in the solo env.
         game, agents, views = self.game, self.agents, self.views
         own_calls, round_rewards, results = self.own_calls, self.round_rewards, game.round_results
         total = None
+        left = -1 if moves is None else moves
         while True:
             if game.decision is _CALL and game.current not in own_calls:
                 self._answer_calls()
             if round_rewards and self.deals_paid < len(results):
                 paid = self._pay_deals()
                 total = paid if total is None else [a + b for a, b in zip(total, paid, strict=True)]
-            if game.done:
+            if game.done or left == 0:
                 return total
             p = game.current
             agent = agents[p]
@@ -125,6 +128,7 @@ class Match:
             if self.on_action is not None:
                 self.on_action(p, action)
             game.step(action)
+            left -= 1
 
     def _pay_deals(self) -> list[float]:
         game = self.game

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any
 
@@ -23,6 +24,12 @@ EPISODE = ("game", "round")
 FREE_DRAWS = (0, 3)
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
 DEFAULT_MAX_TURNS = 20_000
+
+
+class RulesWarning(UserWarning):
+    """Rules that are valid but let a round become impossible to finish (see
+    :meth:`Rules.stuck_round_reason`); ``warnings.simplefilter("error", RulesWarning)`` turns
+    it into an error."""
 
 
 def _option(
@@ -102,6 +109,13 @@ def _plain(value: object, like: object) -> object:
     return value
 
 
+def _can_stick(players: int, copies: int, start_size: int, wild_cards: int) -> bool:
+    """Whether a round can reach a table where nobody can ever fill a slot: the layouts'
+    ``players * start_size`` slots can hold all ``copies * start_size`` numbers up to the start
+    size and all wild cards (docs/rules.md has the proof that it is also necessary)."""
+    return players >= copies and start_size * (players - copies) >= wild_cards
+
+
 @dataclass(frozen=True)
 class Rules:
     """Every rule option of Trash; the defaults are the standard game of docs/rules.md.
@@ -172,6 +186,46 @@ class Rules:
                 f"layouts of {self.start_size} plus 2 need {needed}: use num_decks >= "
                 f"{math.ceil((needed - (2 * self.decks if self.jokers else 0)) / 52)} or None"
             )
+        reason = self.stuck_round_reason()
+        if reason is not None:
+            warnings.warn(reason, RulesWarning, stacklevel=3)
+
+    def stuck_round_reason(self) -> str | None:
+        """Why a round of these rules can become impossible to finish, or ``None`` when it
+        cannot (docs/rules.md, "Rounds that cannot finish"): exactly when the players are at
+        least the copies of a number rank and the layouts can hold every card that fits a slot
+        (all numbers up to the start size and every wild card) with room to spare."""
+        copies = 4 * self.decks  # of each number rank
+        wild_cards = self.wild_cards
+        if not _can_stick(self.num_players, copies, self.start_size, wild_cards):
+            return None
+        enough = next(
+            (
+                d
+                for d in range(self.decks + 1, 13)
+                if not _can_stick(self.num_players, 4 * d, self.start_size, self.wild_cards_of(d))
+            ),
+            None,
+        )
+        fix = f"use num_decks >= {enough} (or None)" if enough else "use more decks"
+        return (
+            f"with {self.num_players} players, num_decks={self.decks} and {wild_cards} wild "
+            f"cards a round can become impossible to finish: each number rank has only "
+            f"{copies} copies, so the layouts can end up holding every card that fits a slot "
+            f"(every Ace to {self.start_size} and every wild card) where nobody can reach it, "
+            f"and the round then runs to max_turns={self.max_turns}; {fix}"
+        )
+
+    @property
+    def wild_cards(self) -> int:
+        """How many wild cards the decks hold."""
+        return self.wild_cards_of(self.decks)
+
+    def wild_cards_of(self, decks: int) -> int:
+        """How many wild cards ``decks`` decks hold under these rules."""
+        table = self.wild_table()
+        per_deck = 4 * sum(table[rank] for rank in (JACK, QUEEN, KING)) + 2 * table[JOKER]
+        return decks * per_deck
 
     @property
     def decks(self) -> int:

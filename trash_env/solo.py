@@ -43,7 +43,7 @@ from trash_env.match import Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation
 from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.rules import Rules
-from trash_env.seeding import check_seed
+from trash_env.seeding import check_reset_options, check_seed
 
 OpponentEntry = Any  # a spec string, or a trash_env.agent.Agent instance
 MAX_REDEALS = 1000
@@ -189,11 +189,9 @@ class TrashSoloEnv(gym.Env):
             self._rng = np.random.default_rng(seed)
         seat = self.seat_option
         n = self.rules.num_players
-        if options:
-            unknown = sorted(set(options) - {"seat"})
-            if unknown:
-                raise ValueError(f"reset options: unknown {', '.join(unknown)}; allowed: seat")
-            seat = check_seat(options.get("seat", seat), n, "reset options: seat")
+        chosen = check_reset_options(options, ("seat",))
+        if "seat" in chosen:
+            seat = check_seat(chosen["seat"], n, "reset options: seat")
         rng = self._rng
         for _ in range(MAX_REDEALS):
             self.seat = int(rng.integers(n)) if seat is None else int(seat)

@@ -11,13 +11,24 @@ parameters cannot be ``None``. ``rng_seed`` seeds the game's generator of deal s
 ``observation`` (``"plain"`` or ``"pairs"``) is the envs' option of that name (below). Bad values
 raise the same ``ValueError`` as ``Rules``.
 
-Chance model: ``SAMPLED_STOCHASTIC``. A new state is a chance node with one outcome (``0``,
-"deal", probability 1, as OpenSpiel's own sampled-stochastic games do); applying it draws a seed
-from the game's generator (or takes the one given to ``new_initial_state(seed=...)``) and starts
-an engine with it. Every later random choice (first player, each deal's shuffle, reshuffles of
-the discard pile) comes from that engine's own seeded generator, inside ``step``. Explicit chance
-nodes would need the engine to stop in the middle of a turn at every card it turns up (a chain
-turns up several), which is a second engine, not a hook.
+Chance model: ``SAMPLED_STOCHASTIC``. A new state is a chance node, the deal. With a seed
+(``new_initial_state(seed=...)``) it has one outcome, ``0``, and deals the engine with that seed.
+Without one it has :data:`DEAL_OUTCOMES` equally likely outcomes: outcome ``k`` deals with the
+next seed of the game's generator plus ``k``, so a caller that samples the outcome with its own
+generator (Shimmy, OpenSpiel's ``rl_environment``) picks the deal: equal generators, equal
+deals. Every later random choice (first player, each deal's shuffle, reshuffles of the discard
+pile) comes from that engine's own seeded generator, inside ``step``. Explicit chance nodes
+would need the engine to stop in the middle of a turn at every card it turns up (a chain turns
+up several), which is a second engine, not a hook; so the tree cannot be enumerated, and
+``state.child()`` of the deal, which every exact algorithm (``nash_conv``, ``exploitability``,
+best response, CFR, ``get_all_states``) calls first, is refused in one sentence.
+
+Saving a state: ``state.serialize()`` writes a JSON document (the rules, the engine's seed and
+the actions) and ``game.deserialize_state(text)`` replays it through the engine, refusing
+anything else in one sentence. OpenSpiel's own form for Python states is a pickle, which runs
+whatever code a crafted string holds: importing this module routes
+``pyspiel.serialize_game_and_state`` / ``deserialize_game_and_state`` for ``python_trash`` to
+the JSON form, so no string reaches that pickle.
 
 Information: everything the engine logs is public (cards are shown as they are drawn, picked up
 or revealed), and only face-down cards and the stock order are hidden, from everyone, including
@@ -42,6 +53,7 @@ their owner. So every tensor and string below is a function of public informatio
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
@@ -72,7 +84,20 @@ from trash_env.render import cell
 from trash_env.rules import FREE_DRAWS, MAX_PLAYERS, MIN_PLAYERS, Rules, check_option, option_spec
 
 SHORT_NAME = "python_trash"
-DEAL_ACTION = 0  # the one chance outcome
+DEAL_ACTION = 0  # the deal's first chance outcome (the only one of a state made with a seed)
+DEAL_OUTCOMES = 2**16  # the deal's outcomes when the state has no seed (equally likely)
+_ONE_DEAL = ((DEAL_ACTION, 1.0),)
+_ANY_DEAL = tuple((k, 1.0 / DEAL_OUTCOMES) for k in range(DEAL_OUTCOMES))
+_SEED_SPAN = 2**63  # engine seeds are below this
+STATE_FORMAT = "python_trash state"  # the "format" of serialize()'s JSON document
+STATE_VERSION = 1
+EXACT_REFUSAL = (
+    f"{SHORT_NAME}'s deal is a sampled chance node (its outcomes pick a seed; the shuffles "
+    "happen inside the engine), so its game tree cannot be enumerated and algorithms that "
+    "expand it with state.child() (nash_conv, exploitability, best response, CFR, "
+    "get_all_states) do not apply: use sampling ones (MCTS, ISMCTS, rl_environment) or "
+    "apply_action on a clone"
+)
 # Decisions in one turn at most: a draw, a wild target per face-down slot, a swap per wild
 # picked up plus a declined one, and a call.
 _MAX_DECISIONS_PER_TURN = 1 + NUM_SLOTS + NUM_SLOTS + 1 + 1
@@ -87,22 +112,27 @@ PARAMETERS: dict[str, Any] = {
 }
 _NONE_AS_ZERO = tuple(param for param, f in _OPTION_OF.items() if option_spec(f)["optional"])
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name=SHORT_NAME,
-    long_name="Python Trash (Garbage), the trash-env rules engine",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=MAX_PLAYERS,
-    min_num_players=MIN_PLAYERS,
-    provides_information_state_string=True,
-    provides_information_state_tensor=True,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    parameter_specification=PARAMETERS,
-)
+
+def _game_type(short_name: str) -> pyspiel.GameType:
+    return pyspiel.GameType(
+        short_name=short_name,
+        long_name="Python Trash (Garbage), the trash-env rules engine",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=MAX_PLAYERS,
+        min_num_players=MIN_PLAYERS,
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=PARAMETERS,
+    )
+
+
+_GAME_TYPE = _game_type(SHORT_NAME)
 
 
 def rules_from_params(params: Mapping[str, Any]) -> Rules:
@@ -141,6 +171,11 @@ def params_from_rules(
     return params
 
 
+def _excerpt(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters for an error message."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _check_seed(name: str, seed: object) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")
@@ -165,7 +200,7 @@ class TrashGame(pyspiel.Game):
         n = rules.num_players
         info = pyspiel.GameInfo(
             num_distinct_actions=NUM_ENGINE_ACTIONS,
-            max_chance_outcomes=1,
+            max_chance_outcomes=DEAL_OUTCOMES,
             num_players=n,
             min_utility=-1.0 / (n - 1),
             max_utility=1.0,
@@ -179,18 +214,100 @@ class TrashGame(pyspiel.Game):
         self.rules = rules
         self.observation = check_observation(params["observation"])
         self._seeds = np.random.default_rng(params["rng_seed"])
+        self._max_length = info.max_game_length
+
+    def get_type(self) -> pyspiel.GameType:
+        """The registered type, except that ``short_name`` is this game's string
+        (``python_trash(players=3,...)``): tools that reload a game from its type's short name
+        (Shimmy's ``OpenSpielCompatibilityV0`` does at every reset) get this game back, not
+        the default one."""
+        return _game_type(str(self))
 
     def new_initial_state(self, seed: int | None = None) -> TrashState:
         """A state before the deal. ``seed`` fixes the engine's seed (the same seed and actions
-        give the same game as ``trash_env.engine.Game(rules, seed)``); by default it is drawn
-        from the game's generator when the deal is applied."""
+        give the same game as ``trash_env.engine.Game(rules, seed)``) and leaves the deal one
+        outcome; by default the deal has :data:`DEAL_OUTCOMES` outcomes, each dealing with the
+        game generator's next seed plus the outcome."""
         if seed is not None:
             _check_seed("seed", seed)
         return TrashState(self, seed)
 
     def next_seed(self) -> int:
         """The next deal seed from the game's generator (seeded by ``rng_seed``)."""
-        return int(self._seeds.integers(2**63))
+        return int(self._seeds.integers(_SEED_SPAN))
+
+    def deserialize_state(self, text: str) -> TrashState:
+        """The state that :meth:`TrashState.serialize` wrote, replayed through the engine.
+
+        Anything else (OpenSpiel's pickle form included: nothing here unpickles) raises one
+        ``ValueError`` sentence saying what is wrong."""
+        try:
+            return self._replay(*self._parse_state(text))
+        except ValueError as error:
+            raise ValueError(f"not a {SHORT_NAME} state of this game: {error}") from None
+
+    def _parse_state(self, text: object) -> tuple[int | None, list[int]]:
+        """The seed and actions of a serialized state, every field checked."""
+        if not isinstance(text, str):
+            raise ValueError(
+                f"expected the text state.serialize() wrote, got {type(text).__name__}"
+            )
+        limit = 1024 + 8 * (self._max_length + 1)
+        if len(text) > limit:
+            raise ValueError(f"{len(text)} characters, more than a game's {limit}")
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError):
+            raise ValueError(
+                f"expected the JSON document state.serialize() writes, got {_excerpt(repr(text))}"
+            ) from None
+        keys = ["format", "version", "params", "seed", "history"]
+        if not isinstance(document, dict) or sorted(document) != sorted(keys):
+            raise ValueError(f"expected a JSON object with exactly the keys {', '.join(keys)}")
+        if document["format"] != STATE_FORMAT or document["version"] != STATE_VERSION:
+            got = f"{document['format']!r} version {document['version']!r}"
+            raise ValueError(
+                f'expected format "{STATE_FORMAT}" version {STATE_VERSION}, got {_excerpt(got)}'
+            )
+        params = document["params"]
+        if not isinstance(params, dict) or set(params) != set(_OPTION_OF):
+            raise ValueError(
+                f"params must name exactly the rules parameters {', '.join(_OPTION_OF)}"
+            )
+        if rules_from_params(params) != self.rules:
+            raise ValueError(
+                f"it was saved from a game with other rules ({_excerpt(json.dumps(params))}); "
+                "load that game and deserialize it there"
+            )
+        seed, history = document["seed"], document["history"]
+        if seed is not None:
+            _check_seed("seed", seed)
+            if seed >= _SEED_SPAN:
+                raise ValueError(f"seed must be below 2**63, got {seed}")
+        if not isinstance(history, list) or len(history) > self._max_length + 1:
+            raise ValueError(f"history must be a list of at most {self._max_length + 1} actions")
+        for action in history:
+            if isinstance(action, bool) or not isinstance(action, int):
+                raise ValueError(f"history must hold integer actions, got {_excerpt(repr(action))}")
+        if history and seed is None:
+            raise ValueError("a dealt state must have its seed")
+        return seed, history
+
+    def _replay(self, seed: int | None, history: list[int]) -> TrashState:
+        state = TrashState(self, seed)
+        if history:
+            state._outcomes = DEAL_OUTCOMES if history[0] else 1  # either outcome gives ``seed``
+        for move, action in enumerate(history):
+            if state.is_terminal():
+                raise ValueError(f"the game is over after {move} of its {len(history)} actions")
+            if state._engine is None:
+                state._check_deal(action)
+            elif action not in state._engine.legal_actions():
+                raise ValueError(
+                    f"action {move} ({action}) is illegal there: {state._engine.refusal(action)}"
+                )
+            state.apply_action(action)
+        return state
 
     def make_py_observer(
         self,
@@ -211,9 +328,10 @@ class TrashState(pyspiel.State):
 
     def __init__(self, game: TrashGame, seed: int | None = None) -> None:
         super().__init__(game)
-        # Only these two attributes: OpenSpiel's clone deep-copies a Python state's attributes.
+        # Only these attributes: OpenSpiel's clone deep-copies a Python state's attributes.
         self._engine: _Engine | None = None  # None until the deal
         self._seed = seed
+        self._outcomes = 1 if seed is not None else DEAL_OUTCOMES  # the deal's outcomes
 
     @property
     def seed(self) -> int | None:
@@ -239,22 +357,52 @@ class TrashState(pyspiel.State):
         return self._engine.legal_actions()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        return [(DEAL_ACTION, 1.0)]
+        return list(_ONE_DEAL if self._outcomes == 1 else _ANY_DEAL)
+
+    def child(self, action: int) -> TrashState:
+        """A copy with ``action`` applied; refused at the deal (see :data:`EXACT_REFUSAL`)."""
+        if self._engine is None:
+            raise ValueError(EXACT_REFUSAL)
+        return super().child(action)
+
+    def serialize(self) -> str:
+        """This state as a JSON document: the rules, the engine's seed and the actions
+        (``game.deserialize_state`` replays them). Never a pickle."""
+        game = self.get_game()
+        document = {
+            "format": STATE_FORMAT,
+            "version": STATE_VERSION,
+            "params": {
+                param: value
+                for param, value in params_from_rules(game.rules).items()
+                if param in _OPTION_OF
+            },
+            "seed": self._seed,
+            "history": [int(action) for action in self.history()],
+        }
+        return json.dumps(document, separators=(",", ":"))
+
+    def _check_deal(self, action: int) -> None:
+        if not 0 <= action < self._outcomes:
+            raise ValueError(
+                f"the deal's chance outcomes are 0 to {self._outcomes - 1}, got {action}"
+                if self._outcomes > 1
+                else f"the deal's only chance outcome is {DEAL_ACTION}, got {action}"
+            )
 
     def _apply_action(self, action: int) -> None:
         if self._engine is None:
-            if action != DEAL_ACTION:
-                raise ValueError(f"the deal's only chance outcome is {DEAL_ACTION}, got {action}")
+            self._check_deal(action)
             game = self.get_game()
             if self._seed is None:
-                self._seed = game.next_seed()
+                self._seed = (game.next_seed() + action) % _SEED_SPAN
             self._engine = _Engine(game.rules, self._seed)
         else:
             self._engine.step(action)
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
-            return "deal"
+            return "deal" if action == DEAL_ACTION else f"deal {action}"
         if 0 <= action < NUM_ENGINE_ACTIONS:
             return ACTION_NAMES[action]
         return f"action {action}"
@@ -492,4 +640,59 @@ def _public_table(engine: Game, observer: int) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------ OpenSpiel's string form
+
+# OpenSpiel's game-and-state strings: a header, "[Game]" and the game string, "[State]" and the
+# state's serialisation. For a Python game OpenSpiel's C++ reads that serialisation as a pickle
+# (a crafted string runs code), so strings of this game are read and written here instead.
+_SECTIONS = ("[Meta]", "[Game]", "[State]")
+_HEADER = "# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\nVersion: 1\n\n"
+
+
+def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
+    """OpenSpiel's ``serialize_game_and_state``; for ``python_trash`` the state part is
+    :meth:`TrashState.serialize`'s JSON (OpenSpiel's own cannot save this game)."""
+    if isinstance(game, TrashGame):
+        return f"{_HEADER}[Game]\n{game}\n[State]\n{state.serialize()}\n"
+    return _openspiel_serialize(game, state)
+
+
+def deserialize_game_and_state(text: str) -> tuple[pyspiel.Game, pyspiel.State]:
+    """OpenSpiel's ``deserialize_game_and_state``, except that a string naming ``python_trash``
+    is read here (the JSON state form, replayed through the engine), never unpickled."""
+    if not isinstance(text, str) or SHORT_NAME not in text:
+        return _openspiel_deserialize(text)
+    parts: dict[str, list[str]] = {name: [] for name in _SECTIONS}
+    section = None
+    for line in text.split("\n"):
+        if not line or line.startswith("#"):
+            continue
+        if line in _SECTIONS:
+            section = line
+        elif section is None:
+            raise ValueError(f"not a {SHORT_NAME} game-and-state string: text before [Meta]")
+        else:
+            parts[section].append(line)
+    if len(parts["[Game]"]) != 1 or len(parts["[State]"]) != 1:
+        raise ValueError(
+            f"not a {SHORT_NAME} game-and-state string: expected one line after [Game] (the "
+            "game string) and one after [State] (the JSON that state.serialize() writes)"
+        )
+    game = pyspiel.load_game(parts["[Game]"][0])
+    if not isinstance(game, TrashGame):
+        raise ValueError(f"not a {SHORT_NAME} game-and-state string: [Game] is another game")
+    return game, game.deserialize_state(parts["[State]"][0])
+
+
 pyspiel.register_game(_GAME_TYPE, TrashGame)
+# Installed once, so that reloading this module does not wrap the wrappers.
+_openspiel_serialize = getattr(
+    pyspiel.serialize_game_and_state, "_openspiel", pyspiel.serialize_game_and_state
+)
+_openspiel_deserialize = getattr(
+    pyspiel.deserialize_game_and_state, "_openspiel", pyspiel.deserialize_game_and_state
+)
+serialize_game_and_state._openspiel = _openspiel_serialize  # type: ignore[attr-defined]
+deserialize_game_and_state._openspiel = _openspiel_deserialize  # type: ignore[attr-defined]
+pyspiel.serialize_game_and_state = serialize_game_and_state
+pyspiel.deserialize_game_and_state = deserialize_game_and_state

@@ -27,11 +27,13 @@ from trash_env.agent import (
     register_agent,
     register_agent_loader,
 )
+from trash_env.rules import Rules
 from trash_env.view import PublicView
 
 __all__ = [
     "Agent",
     "RandomAgent",
+    "check_fits",
     "known_agents",
     "make_agent",
     "parse_spec",
@@ -71,3 +73,12 @@ register_agent_loader("pretrained", _load_model)  # the model for the game's pla
 _MODELS = Path(__file__).resolve().parent.parent / "policies" / "models"
 for _model in sorted(_MODELS.glob("pretrained_*p.safetensors")):
     register_agent_loader(_model.stem, _load_model)  # pretrained_3p: one shipped model by name
+
+
+def check_fits(agent: Agent, rules: Rules) -> None:
+    """Refuse, before the first move, an agent that cannot play a game under ``rules`` (a
+    model trained for another player count; ``pretrained`` at a count without a shipped model):
+    ``ValueError`` with the reason. Agents without a ``check_rules`` play any rules."""
+    check = getattr(agent, "check_rules", None)
+    if check is not None:
+        check(rules)

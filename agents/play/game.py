@@ -22,11 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-import numpy as np
-
-from agents.bots.base import Agent, make_agent, parse_spec
+from agents.bots.base import Agent, check_fits, make_agent, parse_spec
 from agents.play.game_log import DEFAULT_LOG_DIR, build_log, read_log, write_log
-from agents.play.human import HumanAgent, HumanQuit, seat_names
+from agents.play.human import HumanAgent, HumanQuit, bot_label, seat_names, seat_seeds
 from agents.play.replay import DealTracker, narrate, replay
 from trash_env.cli import Parser, add_rules_arguments, program_name, rules_options, whole_number
 from trash_env.engine import Game
@@ -85,12 +83,6 @@ def build_parser() -> Parser:
     return parser
 
 
-def _bot_label(spec: str) -> str:
-    """A bot's name for the table: a model file by its stem, every name made printable."""
-    name = parse_spec(spec)[0]
-    return printable(Path(name).stem if name.endswith(".safetensors") else name)
-
-
 def seat_specs(opponents: Sequence[str], num_players: int | None, seat: int) -> list[str]:
     """The agent spec of every seat: ``"human"`` at ``seat`` (0-based), the opponents at the
     other seats in seat order. Raises ValueError on a count that does not fit."""
@@ -110,11 +102,6 @@ def seat_specs(opponents: Sequence[str], num_players: int | None, seat: int) -> 
         raise ValueError(f"--seat must be 1 to {n}, got {seat + 1}")
     bots.insert(seat, "human")
     return bots
-
-
-def _seeds(seed: int, n: int) -> list[int]:
-    """One independent seed per seat, derived from the game's seed."""
-    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
 
 
 class Table:
@@ -207,7 +194,7 @@ def _usage_error(parser: Parser, error: Exception) -> int:
 
 
 def _replay(
-    parser: argparse.ArgumentParser,
+    parser: Parser,
     path: Path,
     no_pause: bool,
     out: TextIO,
@@ -230,7 +217,7 @@ def _replay(
     return EXIT_OK
 
 
-def _refuse(parser: argparse.ArgumentParser, reason: str) -> int:
+def _refuse(parser: Parser, reason: str) -> int:
     """One line on stderr (no usage block: the options were fine) and exit code 2."""
     sys.stderr.write(f"{parser.prog}: error: {printable(reason)}\n")
     return EXIT_USAGE
@@ -260,13 +247,15 @@ def main(
             rules = Rules.from_options(**options)
         except ValueError as error:
             raise ValueError(f"rules options: {error}") from None
-        seeds = _seeds(seed, len(specs))
+        seeds = seat_seeds(seed, len(specs))
         bots = {p: make_agent(spec, seed=seeds[p]) for p, spec in enumerate(specs) if p != seat}
+        for bot in bots.values():
+            check_fits(bot, rules)  # a model for another player count fails before the deal
     except (ValueError, ImportError) as error:
         return _usage_error(parser, error)
     for p, bot in bots.items():
         bot.reset(seed=seeds[p])
-    names = seat_names(len(specs), seat, [_bot_label(s) for s in specs])
+    names = seat_names(len(specs), seat, [bot_label(s) for s in specs])
     human = HumanAgent(stdin=stdin, stdout=stdout, names=names)
     game = Game(rules, seed=seed)
     table = Table(game, seat, bots, human, names, specs, seed)

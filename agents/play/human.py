@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
-from agents.bots.base import Agent, register_agent
+from agents.bots.base import MODEL_SUFFIX, Agent, parse_spec, register_agent
 from trash_env.cards import NUM_SLOTS, card_name
 from trash_env.engine import (
     CALL_TRASH,
@@ -50,6 +51,18 @@ Your turn ends when the card in hand cannot be placed; it goes on the discard pi
 
 class HumanQuit(Exception):
     """The person asked to leave the game (typed ``q``)."""
+
+
+def seat_seeds(seed: int, num_players: int) -> list[int]:
+    """One independent seed per seat, derived from the game's seed (the terminal and the web
+    table deal the same bots the same seeds)."""
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(num_players)]
+
+
+def bot_label(spec: str) -> str:
+    """A bot's name for the table: a model file by its stem, every name made printable."""
+    name = parse_spec(spec)[0]
+    return printable(Path(name).stem if name.lower().endswith(MODEL_SUFFIX) else name)
 
 
 def seat_names(num_players: int, seat: int, labels: Sequence[str] | None = None) -> list[str]:

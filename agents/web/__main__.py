@@ -1,10 +1,12 @@
 """``python -m agents.web`` (or ``trash-web``): serve the table on http://127.0.0.1:PORT/.
 
-Exit codes: 0 after Ctrl-C, 2 for bad options or a port that cannot be bound.
+Ctrl-C, SIGTERM and SIGHUP stop it at once, writing the logs of the games still open.
+Exit codes: 0 after a stop, 2 for bad options or a port that cannot be bound.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,9 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0 to 65535, got {args.port}")
+    notes = []
     for flag, folder in (("--reports", args.reports), ("--models", args.models)):
-        if folder is not None and not folder.is_dir():
+        if folder is not None and folder.exists() and not folder.is_dir():
             parser.error(f"{flag} {folder} is not a folder")
+        if folder is not None and not folder.exists():
+            notes.append(f"{flag} {folder} does not exist yet: its files are listed once it does")
     config = Config(logs=args.logs, reports=args.reports, models=args.models)
     try:
         server = make_server(config, args.host, args.port)
@@ -74,15 +79,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"cannot serve on {args.host}:{args.port}: {error.strerror or error}")
     host, port = bound_address(server)
     shown = f"[{host}]" if ":" in host else host
+    for note in notes:
+        print(f"Note: {note}.", flush=True)
     print(f"Trash table at http://{shown}:{port}/  (Ctrl-C to stop)", flush=True)
+    stop_on_signals()
     try:
-        server.serve_forever()
+        server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
-        print("\nStopped.")
+        print("\nStopped.", flush=True)
     finally:
         server.server_close()
         write_open_logs(config)
     return 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # out of serve_forever, through main's finally: logs are written
+
+
+def stop_on_signals() -> None:
+    """SIGTERM (``kill``, a service manager) and SIGHUP (the terminal closed) stop the server
+    as Ctrl-C does, so that open games are logged whichever way it ends."""
+    signal.signal(signal.SIGINT, _stop)  # also where Ctrl-C was ignored (a background job)
+    signal.signal(signal.SIGTERM, _stop)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, _stop)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import math
 import re
 from pathlib import Path
 
+from agents.evaluation.scoring import rating_ranks
 from agents.play.game_log import MAX_NAME
 from trash_env.rules import Rules
 
@@ -98,6 +99,9 @@ def parse_report(data: bytes) -> dict:
                 "rating_sigma": _number(f"{spec}.rating.sigma", a["rating"].get("sigma"), 0),
             }
         )
+    ranks = rating_ranks({a["spec"]: (a["rating"], a["rating_sigma"]) for a in agents})
+    for a in agents:  # the CLI's rank: ratings that cannot be told apart share it ("1=")
+        a["rank"], a["tied"] = ranks[a["spec"]]
     pairs_in = report.get("pairs", {})
     if not isinstance(pairs_in, dict):
         raise _fail("pairs", "must be an object")

@@ -10,6 +10,7 @@ Files are read only from the configured folders (:mod:`agents.web.folders`).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from collections import OrderedDict
@@ -23,11 +24,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from agents.bots.base import MODEL_SUFFIX, known_agents
 from agents.play.game_log import read_log
-from agents.web.folders import confined, inside, listing
+from agents.web.folders import confined, inside, listing, models, shown
 from agents.web.leaderboard import GAME_FILE, MAX_REPORT_BYTES, games_folder, parse_report
 from agents.web.replay import replay_data
-from agents.web.table import WebTable
+from agents.web.table import BOT_SECONDS, BotTooSlow, WebTable
 from trash_env.cli import option_docs
+from trash_env.engine import EVENT_KINDS, Decision
 from trash_env.files import atomic_write_text
 from trash_env.rules import Rules, option_spec
 
@@ -40,8 +42,16 @@ STATIC_TYPES = {
 }
 MAX_BODY = 64 * 1024  # bytes of a request body (a new game's form is well under 2 KiB)
 MAX_TARGET = 2048  # characters of a request's path and query
-MAX_TABLES = 16  # live games kept; the oldest is left (and logged) to make room
+MAX_TABLES = 256  # live games kept; the least recently used is left to make room
 SOCKET_TIMEOUT = 30.0
+LISTEN_QUEUE = 256  # connections waiting to be accepted (200 players at once, and some)
+LOCK_WAIT = 1.0  # seconds the stopping server waits for a game busy with a move
+SECURITY_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    "Referrer-Policy": "no-referrer",
+}
 BOTS = ["greedy", "counting", "random", "search", "pretrained"]
 
 
@@ -60,6 +70,7 @@ class Config:
     logs: Path
     reports: Path | None = None
     models: Path | None = None
+    bot_seconds: float = BOT_SECONDS
     tables: OrderedDict = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -108,21 +119,33 @@ def write_log(config: Config, table: WebTable) -> None:
 
 
 def write_open_logs(config: Config) -> None:
-    """Log every game still open (the server is stopping): they are left, as at the terminal."""
+    """Log every game still open (the server is stopping): they are left, as at the terminal.
+    A game busy with a bot move is logged as it stands after a short wait (the move only
+    reads the game), so that stopping never waits on a slow bot."""
     with config.lock:
         tables = list(config.tables.values())
     for table in tables:
-        with table.lock:
+        locked = table.lock.acquire(timeout=LOCK_WAIT)
+        try:
             write_log(config, table)
+        finally:
+            if locked:
+                table.lock.release()
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_DIGITS = re.compile(r"[0-9]{1,9}")
 
 
 class Handler(BaseHTTPRequestHandler):
     """One request. The routes: ``/`` and ``/static/*`` (the page); ``/api/...`` (JSON)."""
 
     server_version = "trash-web"
+    protocol_version = "HTTP/1.1"  # keep-alive: a player's moves reuse one connection
     config: Config  # set on the subclass made by make_server
     timeout = SOCKET_TIMEOUT
 
@@ -135,15 +158,22 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header(
-            "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
-        )
+        for name, value in SECURITY_HEADERS.items():
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        if self.command != "HEAD":
+        if getattr(self, "command", None) != "HEAD":
             self.wfile.write(body)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals (501, 414, 431, 400 for a bad request line)
+        in the API's form: one line of JSON with the security headers."""
+        short = self.responses.get(code, ("error", ""))[0]
+        self.close_connection = True  # the request may not have been read to its end
+        if not str(getattr(self, "request_version", "")).startswith("HTTP/1."):
+            self.request_version = "HTTP/1.1"  # an unreadable request line still gets headers
+        self._json({"error": f"{message or short}"[:300]}, code)
 
     def _json(self, value: object, status: int = HTTPStatus.OK) -> None:
         self._send(status, json.dumps(value).encode(), "application/json")
@@ -157,32 +187,70 @@ class Handler(BaseHTTPRequestHandler):
                 f"request body larger than {MAX_BODY} bytes", HTTPStatus.REQUEST_ENTITY_TOO_LARGE
             )
         data = self.rfile.read(int(length))
+        self._read = True
         if not data:
             return {}
         try:
-            return json.loads(data.decode("utf-8"), parse_constant=lambda c: None)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise BadRequest("the request body must be JSON") from None
+            return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+        except (UnicodeDecodeError, ValueError, RecursionError) as error:
+            reason = " (NaN and Infinity are not numbers here)" if "allows" in str(error) else ""
+            raise BadRequest(f"the request body must be JSON{reason}") from None
 
     def _dispatch(self, method: str) -> None:
+        self._read = False
         try:
             if len(self.path) > MAX_TARGET:
                 raise BadRequest("request target too long", HTTPStatus.REQUEST_URI_TOO_LONG)
             self._check_host()
+            if method == "POST":
+                self._check_origin()
             url = urlsplit(self.path)
             parts = [unquote(p) for p in url.path.split("/") if p]
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
             self._route(method, parts, query)
         except BadRequest as error:
-            self._json({"error": str(error)}, error.status)
+            self._refuse(str(error), error.status)
+        except BotTooSlow as error:
+            self._refuse(str(error), HTTPStatus.SERVICE_UNAVAILABLE)
         except (ValueError, ImportError) as error:  # ImportError: a model's library is absent
-            self._json({"error": str(error)[:500]}, HTTPStatus.BAD_REQUEST)
+            self._refuse(str(error)[:500], HTTPStatus.BAD_REQUEST)
         except (ConnectionError, TimeoutError):
-            pass  # the page went away
+            self.close_connection = True  # the page went away
         except Exception as error:  # a bug: one line to the terminal and the page
             line = f"{type(error).__name__}: {error}"[:300]
             sys.stderr.write(f"trash-web: internal error on {method} {self.path[:200]}: {line}\n")
-            self._json({"error": f"internal error: {line}"}, HTTPStatus.INTERNAL_SERVER_ERROR)
+            self._refuse(f"internal error: {line}", HTTPStatus.INTERNAL_SERVER_ERROR)
+
+    def _refuse(self, message: str, status: int) -> None:
+        """An error answer; a body left unread ends the connection (it is not a request)."""
+        if not self._read and self.headers.get("Content-Length", "0") not in ("", "0"):
+            self.close_connection = True
+        self._json({"error": message}, status)
+
+    def _check_origin(self) -> None:
+        """Only this server's own page may change a game: a request another site's page
+        sends (``Sec-Fetch-Site``, ``Origin``) is refused, and a body must be declared JSON,
+        which no page elsewhere can send here without the browser asking first (and this
+        server answers no such question)."""
+        site = (self.headers.get("Sec-Fetch-Site") or "same-origin").lower()
+        if site not in ("same-origin", "none"):
+            raise BadRequest(
+                f"requests from other sites are refused (Sec-Fetch-Site: {site[:40]})",
+                HTTPStatus.FORBIDDEN,
+            )
+        origin = self.headers.get("Origin")
+        own = f"http://{self.headers.get('Host') or ''}".lower()
+        if origin is not None and origin.lower() != own:
+            raise BadRequest(
+                f"requests from other sites are refused (Origin: {origin[:80]})",
+                HTTPStatus.FORBIDDEN,
+            )
+        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise BadRequest(
+                "a request body must be sent as Content-Type: application/json",
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+            )
 
     def _check_host(self) -> None:
         """On a loopback address, answer only requests addressed to it: a page elsewhere
@@ -239,20 +307,24 @@ class Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, path.read_bytes(), kind)
 
     def _options(self) -> dict:
-        models = [f["name"] for f in listing(self.config.models, MODEL_SUFFIX)]
         named = [a for a in known_agents() if a.startswith("pretrained_")]
         return {
             "bots": BOTS + named,
-            "models": models,
+            "models": sorted(models(self.config.models, MODEL_SUFFIX)),
             "rules": rules_form(),
             "players": [2, 6],
-            "logs": str(self.config.logs),
-            "reports": str(self.config.reports) if self.config.reports else None,
+            "logs": shown(self.config.logs),
+            "reports": shown(self.config.reports),
+            "models_folder": shown(self.config.models),
+            "decisions": [d.name.lower() for d in Decision],
+            "event_kinds": list(EVENT_KINDS),
         }
 
     def _table(self, table_id: str) -> WebTable:
         with self.config.lock:
             table = self.config.tables.get(table_id)
+            if table is not None:
+                self.config.tables.move_to_end(table_id)  # recently used: evicted last
         if table is None:
             raise BadRequest(
                 "no such game (it ended, was left, or the server restarted)", HTTPStatus.NOT_FOUND
@@ -262,14 +334,14 @@ class Handler(BaseHTTPRequestHandler):
     def _since(self, source: dict) -> int:
         since = source.get("since", 0)
         if isinstance(since, str):
-            since = int(since) if since.isdigit() and len(since) < 10 else -1
+            since = int(since) if _DIGITS.fullmatch(since) else -1
         if isinstance(since, bool) or not isinstance(since, int) or since < 0:
-            raise BadRequest("since must be a whole number of events")
+            raise BadRequest(f"since must be a whole number of events, got {since!r}"[:200])
         return since
 
     def _games(self, method: str, route: list[str], query: dict[str, str]) -> None:
         if method == "POST" and not route:
-            table = WebTable.from_request(self._body(), self.config.models)
+            table = WebTable.from_request(self._body(), self.config.models, self.config.bot_seconds)
             self._open(table)
             with table.lock:
                 return self._json(table.state(0))
@@ -284,28 +356,36 @@ class Handler(BaseHTTPRequestHandler):
         body = self._body()
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
+        if route[1] not in ("step", "act", "leave"):
+            raise BadRequest("no such API route", HTTPStatus.NOT_FOUND)
+        since = self._since(body)  # checked before anything is applied
         with table.lock:
-            if route[1] == "step":
-                table.step()
-            elif route[1] == "act":
-                table.act(body.get("action"))
-            elif route[1] == "leave":
+            if route[1] == "leave":
                 self._close(table)
                 return self._json({"log": table.logged.name if table.logged else None})
-            else:
-                raise BadRequest("no such API route", HTTPStatus.NOT_FOUND)
+            try:
+                if route[1] == "step":
+                    table.step()
+                else:
+                    table.act(body.get("action"))
+            except BotTooSlow:
+                self._close(table)
+                raise
             if table.game.done and table.logged is None:
                 self._close(table)
-            return self._json(table.state(self._since(body)))
+            return self._json(table.state(since))
 
     def _open(self, table: WebTable) -> None:
+        """Keep ``table``; past MAX_TABLES the least recently used game is left, and logged
+        only if the person made a move in it (a game nobody played leaves no file)."""
         with self.config.lock:
             tables = self.config.tables
             old = [tables.popitem(last=False)[1] for _ in range(len(tables) - MAX_TABLES + 1)]
             tables[table.id] = table
         for stale in old:
             with stale.lock:
-                write_log(self.config, stale)
+                if any(player == stale.seat for player, _ in stale.actions):
+                    write_log(self.config, stale)
 
     def _close(self, table: WebTable) -> None:
         """Write the game's log and forget the table (a finished one stays readable)."""
@@ -345,9 +425,14 @@ def bound_address(server: BaseServer) -> tuple[str, int]:
     return str(address[0]), int(address[1])
 
 
-def make_server(config: Config, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+class TableServer(ThreadingHTTPServer):
+    """A thread per connection; a listen queue deep enough for 200 players at once."""
+
+    request_queue_size = LISTEN_QUEUE
+    daemon_threads = True
+
+
+def make_server(config: Config, host: str = "127.0.0.1", port: int = 0) -> TableServer:
     """A server bound to ``host:port`` (port 0: a free one); run it with ``serve_forever``."""
     handler = type("BoundHandler", (Handler,), {"config": config})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+    return TableServer((host, port), handler)

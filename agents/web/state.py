@@ -9,11 +9,11 @@ the replay of a game that is over.
 from __future__ import annotations
 
 from trash_env.cards import NUM_SLOTS
-from trash_env.engine import DOWN, Event, Game
+from trash_env.engine import DOWN, Decision, Event, Game
 from trash_env.text import describe
 from trash_env.view import PublicView
 
-DECISIONS = {0: "none", 1: "draw", 2: "wild", 3: "swap", 4: "call"}
+DECISIONS = {int(d): d.name.lower() for d in Decision}  # the page gets the list (/api/options)
 
 
 def event_lines(events: list[Event], names: list[str]) -> list[list]:

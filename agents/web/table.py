@@ -8,51 +8,93 @@ logged in the terminal game's schema (agents.play) when it ends or is left.
 
 from __future__ import annotations
 
+import ctypes
 import secrets
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from agents.bots.base import MODEL_SUFFIX, Agent, make_agent, parse_spec
+from agents.bots.base import MODEL_SUFFIX, Agent, check_fits, make_agent, parse_spec
+from agents.bots.search import SearchAgent
 from agents.play.game_log import build_log
-from agents.play.human import seat_names
+from agents.play.human import bot_label, seat_names, seat_seeds
 from agents.play.replay import DealTracker
-from agents.web.folders import confined
+from agents.policies.model_file import describe_training, training_mismatch
+from agents.policies.policy import TrainingMismatchWarning
+from agents.web.folders import model_file
 from agents.web.state import public_state
-from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Event, Game
-from trash_env.observation import action_mask, encode_observation
-from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+from trash_env.engine import Event, Game
+from trash_env.match import Match
+from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesWarning
 from trash_env.text import printable
 from trash_env.view import PublicView
 
 MAX_SPEC = 200  # characters of one agent spec
 MAX_ROLLOUTS = 2000  # search:rollouts at the table: each of its moves keeps the person waiting
 SEED_LIMIT = 2**63
+BOT_SECONDS = 30.0  # the longest one bot move may take before the game is stopped
 
 
-def _agent_seeds(seed: int, n: int) -> list[int]:
-    """One seed per seat from the game's seed (the terminal game's scheme)."""
-    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
+class BotTooSlow(RuntimeError):
+    """A bot move ran past its time bound; the game cannot go on."""
 
 
-def _label(spec: str) -> str:
-    name = parse_spec(spec)[0]
-    return Path(name).stem if name.lower().endswith(MODEL_SUFFIX) else name
+class _Stop(BaseException):
+    """Raised inside a bot's thread that ran out of time, to end it."""
+
+
+def _stop_thread(thread: threading.Thread) -> None:
+    """Raise :class:`_Stop` in ``thread`` at its next Python instruction (a bot that runs
+    past its bound must not keep burning a core after the page has its answer)."""
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(thread.ident), ctypes.py_object(_Stop)
+        )
+
+
+class Bounded(Agent):
+    """An agent whose every move runs in its own thread, stopped after ``seconds``."""
+
+    def __init__(self, agent: Agent, label: str, seconds: float) -> None:
+        super().__init__()
+        self.agent, self.label, self.seconds = agent, label, seconds
+        self.uses_observation = agent.uses_observation
+        self.name = self.spec = label
+
+    def act(self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView) -> int:
+        box: dict[str, object] = {}
+
+        def move() -> None:
+            try:
+                box["action"] = self.agent.act(observation, action_mask, view)
+            except _Stop:
+                pass
+            except BaseException as error:  # noqa: BLE001 (handed to the request's thread)
+                box["error"] = error
+
+        thread = threading.Thread(target=move, name="trash-web-bot", daemon=True)
+        thread.start()
+        thread.join(self.seconds)
+        if thread.is_alive():
+            _stop_thread(thread)
+            thread.join(1.0)
+            raise BotTooSlow(
+                f"{self.label} took more than {self.seconds:g} s for one move; the game is "
+                "stopped and logged (choose a faster bot, e.g. fewer search rollouts)"
+            )
+        if "error" in box:
+            raise box["error"]  # type: ignore[misc]
+        return int(box["action"])  # type: ignore[call-overload]
 
 
 def resolve_spec(spec: object, models: Path | None) -> tuple[str, str]:
     """``(spec as logged, spec to build)``: a bot or registered model by name, or a model file
-    of the ``models`` folder by file name; any other path is refused."""
+    of the ``models`` folder by its name there; any other path is refused."""
     if not isinstance(spec, str) or not 0 < len(spec) <= MAX_SPEC:
         raise ValueError(f"opponents: each spec must be a text of 1 to {MAX_SPEC} characters")
-    name, options = parse_spec(spec)
-    rollouts = options.get("rollouts", "")
-    if name == "search" and rollouts.isdigit() and int(rollouts) > MAX_ROLLOUTS:
-        raise ValueError(
-            f"opponents: search:rollouts may be at most {MAX_ROLLOUTS} here (the "
-            "person waits for every move of the bot)"
-        )
+    name, _ = parse_spec(spec)
     if name == "human":
         raise ValueError("opponents: take bots only; your own seat is 'seat'")
     if any(c in name for c in "/\\") or name.startswith("."):
@@ -64,8 +106,42 @@ def resolve_spec(spec: object, models: Path | None) -> tuple[str, str]:
         return spec, spec
     if models is None:
         raise ValueError("opponents: model files need the server started with --models DIR")
-    path = confined(models, name, MODEL_SUFFIX)
-    return spec, str(path) + spec[len(name) :]
+    path = model_file(models, name, MODEL_SUFFIX)
+    return spec, str(path) + spec[len(spec.partition(":")[0]) :]
+
+
+def build_bot(spec: str, build: str, seed: int, rules: Rules) -> tuple[Agent, list[str]]:
+    """The bot of one seat, checked for this game before it starts (as evaluate.py checks its
+    agents): a model for another player count or ``pretrained`` at a count without a model is
+    refused (ValueError), the search budget is capped on the parsed number. Returns the bot
+    and the notes its check gave (a model trained for other rules still plays)."""
+    try:
+        agent = make_agent(build, seed=seed)
+    except ValueError as error:
+        raise ValueError(f"opponents: {error}") from None
+    if isinstance(agent, SearchAgent) and agent.rollouts > MAX_ROLLOUTS:
+        raise ValueError(
+            f"opponents: search:rollouts may be at most {MAX_ROLLOUTS} here (the person "
+            f"waits for every move of the bot), got {agent.rollouts}"
+        )
+    with warnings.catch_warnings():  # the page gets the note instead of the terminal
+        warnings.simplefilter("ignore", TrainingMismatchWarning)
+        try:
+            check_fits(agent, rules)
+        except ValueError as error:
+            raise ValueError(f"opponents: {printable(spec)}: {error}"[:500]) from None
+    agent.reset(seed=seed)
+    sidecar = getattr(agent, "sidecar", None)
+    if not isinstance(sidecar, dict):
+        return agent, []
+    problems = training_mismatch(sidecar, rules)
+    if not problems:
+        return agent, []
+    note = (
+        f"{bot_label(spec)} was trained for {describe_training(sidecar)}; this game differs: "
+        f"{'; '.join(problems)}. It plays, but its strength here was not measured."
+    )
+    return agent, [note[:500]]
 
 
 def _integer(field: str, value: object, low: int, high: int) -> int:
@@ -75,33 +151,47 @@ def _integer(field: str, value: object, low: int, high: int) -> int:
 
 
 class WebTable:
-    """One game: the person at ``seat``, a bot at every other seat."""
+    """One game: the person at ``seat``, a bot at every other seat, played by one
+    :class:`~trash_env.match.Match` (the loop every table shares)."""
 
     def __init__(
-        self, rules: Rules, seat: int, specs: list[str], build: list[str], seed: int
+        self,
+        rules: Rules,
+        seat: int,
+        specs: list[str],
+        build: list[str],
+        seed: int,
+        bot_seconds: float = BOT_SECONDS,
     ) -> None:
         n = rules.num_players
         self.id = secrets.token_urlsafe(12)
         self.lock = threading.Lock()
         self.rules, self.seat, self.specs, self.seed = rules, seat, specs, seed
-        seeds = _agent_seeds(seed, n)
-        self.bots: dict[int, Agent] = {}
+        self.names = seat_names(n, seat, [bot_label(s) for s in specs])
+        seeds = seat_seeds(seed, n)
+        seated: list[Agent | None] = [None] * n
+        stuck = rules.stuck_round_reason()  # the page shows it; the rules still play
+        self.notes: list[str] = [] if stuck is None else [stuck]
         for p in range(n):
             if p != seat:
-                self.bots[p] = make_agent(build[p], seed=seeds[p])
-                self.bots[p].reset(seed=seeds[p])
-        self.names = seat_names(n, seat, [_label(s) for s in specs])
+                bot, notes = build_bot(specs[p], build[p], seeds[p], rules)
+                seated[p] = Bounded(bot, self.names[p], bot_seconds)
+                self.notes += [note for note in notes if note not in self.notes]
         self.game = Game(rules, seed=seed)
-        self.views = [PublicView(self.game, p) for p in range(n)]
         self.actions: list[tuple[int, int]] = []
+        self.match = Match(self.game, seated, own_calls=(seat,), on_action=self._record)
         self.tracker = DealTracker(rules)
         self.deal_ends: list[dict] = []  # each finished deal's table, from the events
         self._fed = 0
         self.logged: Path | None = None
+        self.stopped: str | None = None  # why the game cannot go on (a bot ran out of time)
+        self.touched = 0.0  # when a request last used it (the server's clock)
         self._feed()
 
     @classmethod
-    def from_request(cls, body: object, models: Path | None = None) -> WebTable:
+    def from_request(
+        cls, body: object, models: Path | None = None, bot_seconds: float = BOT_SECONDS
+    ) -> WebTable:
         """A table from the page's form: ``opponents`` (specs), ``players``, ``seat`` (from 1),
         ``seed`` (or null) and ``rules`` (Rules options); ValueError naming a bad field."""
         if not isinstance(body, dict):
@@ -139,7 +229,9 @@ class WebTable:
         if "num_players" in options:
             raise ValueError("rules: give the player count as 'players'")
         try:
-            rules = Rules.from_options(**options, num_players=n)
+            with warnings.catch_warnings():  # a round that can get stuck: a note on the page
+                warnings.simplefilter("ignore", RulesWarning)
+                rules = Rules.from_options(**options, num_players=n)
         except TypeError as error:
             raise ValueError(f"rules: {error}") from None
         resolved = [resolve_spec(s, models) for s in opponents]
@@ -147,7 +239,7 @@ class WebTable:
         build = [r[1] for r in resolved]
         specs.insert(seat, "human")
         build.insert(seat, "human")
-        return cls(rules, seat, specs, build, seed)
+        return cls(rules, seat, specs, build, seed, bot_seconds)
 
     # ---------------------------------------------------------------- moves
 
@@ -156,27 +248,25 @@ class WebTable:
         return not self.game.done and self.game.current == self.seat
 
     def step(self) -> bool:
-        """Play one bot move (a "Trash!" call counts as one); False if it is not a bot's turn."""
-        game = self.game
-        if game.done or game.current == self.seat:
+        """Play one bot move (with the "Trash!" call that may follow it); False if it is not
+        a bot's turn. :class:`BotTooSlow` stops the game for good."""
+        if self.stopped is not None:
+            raise BotTooSlow(self.stopped)
+        if self.game.done or self.game.current == self.seat:
             return False
-        p = game.current
-        if game.decision is Decision.CALL:
-            action = CALL_TRASH
-        else:
-            agent = self.bots[p]
-            mask = action_mask(game, p)
-            observation = encode_observation(game, p) if agent.uses_observation else None
-            action = int(agent.act(observation, mask, self.views[p]))
-            if not (0 <= action < NUM_ACTIONS and mask[action]):
-                raise RuntimeError(
-                    f"agent {self.specs[p]!r} at seat {p + 1} chose illegal action {action}"
-                )
-        self._play(p, action)
+        try:
+            self.match.advance(moves=1)
+        except BotTooSlow as error:
+            self.stopped = str(error)
+            raise
+        finally:
+            self._feed()
         return True
 
     def act(self, action: object) -> None:
         """The person's move; ValueError if it is not one of the seat's legal actions."""
+        if self.stopped is not None:
+            raise BotTooSlow(self.stopped)
         if not self.person_to_act:
             raise ValueError("it is not your turn" if not self.game.done else "the game is over")
         legal = self.game.legal_actions()
@@ -184,12 +274,12 @@ class WebTable:
             raise ValueError(
                 f"action must be one of your legal actions {legal}, got {action!r}"[:200]
             )
-        self._play(self.seat, action)
-
-    def _play(self, player: int, action: int) -> None:
-        self.actions.append((player, action))
+        self._record(self.seat, action)
         self.game.step(action)
         self._feed()
+
+    def _record(self, player: int, action: int) -> None:
+        self.actions.append((player, int(action)))
 
     def _feed(self) -> None:
         """Follow the new events; keep a picture of every deal that ended."""
@@ -221,6 +311,7 @@ class WebTable:
         state["deal_ends"] = self.deal_ends
         state["final"] = self._picture() if self.game.done else None
         state["log"] = self.logged.name if self.logged is not None else None
+        state["notes"] = self.notes + ([self.stopped] if self.stopped else [])
         return state
 
     def log(self) -> dict:

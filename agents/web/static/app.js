@@ -54,6 +54,20 @@ T.api = async function (method, path, body) {
 
 T.status = function (text) { T.$("status").textContent = text || ""; };
 
+// "Your" for the person's own seat ("You"), "<name>'s" for the others.
+T.whose = (name) => (name === "You" ? "your" : `${name}'s`);
+T.Whose = (name) => (name === "You" ? "Your" : `${name}'s`);
+
+// The server's lists (GET /api/options): the decision names the state uses (T.decision.DRAW
+// is "draw", ...) and the event kinds (an event of another kind is drawn plainly).
+T.decision = {};
+T.eventKinds = new Set();
+T.ready = (async () => {
+  T.options = await T.api("GET", "/api/options");
+  for (const name of T.options.decisions) T.decision[name.toUpperCase()] = name;
+  T.eventKinds = new Set(T.options.event_kinds);
+})();
+
 T.percent = (x) => (100 * x).toFixed(1) + "%";
 
 T.resultText = function (names, winners, placings, roundsWon, truncated, episode) {
@@ -81,7 +95,7 @@ T.route = function () {
     T.$("tab-" + key).classList.toggle("active", key === name);
   }
   T.current = name;
-  T.views[name].show(parts.slice(1));
+  T.ready.then(() => T.views[name].show(parts.slice(1)), (error) => T.status(error.message));
 };
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -62,7 +62,7 @@
 
   async function setup() {
     if (play.options) return;
-    play.options = await T.api("GET", "/api/options");
+    play.options = T.options;
     const players = T.$("players");
     for (let n = play.options.players[0]; n <= play.options.players[1]; n++) {
       players.append(T.el("option", { value: n, text: n }));
@@ -127,7 +127,7 @@
   function receive(state) {
     play.state = state;
     play.events = play.events.concat(state.events);
-    T.status("");
+    T.status(state.notes.join(" "));
     draw();
     if (state.deal_ends.length > play.dealsShown) return dealEnd();
     if (state.done) return gameEnd();
@@ -148,7 +148,7 @@
       slots: new Set(state.legal.filter((a) => a < 10)),
       stock: legal.has(T.STOCK), discard: legal.has(T.DISCARD),
     };
-    if (state.decision === "call") clickable.slots = new Set();
+    if (state.decision === T.decision.CALL) clickable.slots = new Set();
     T.drawTable(T.$("play-table"), state, { me: state.seat, clickable, onAction: act });
     T.fillLog(T.$("play-log"), play.events);
     const buttons = T.$("buttons");
@@ -157,19 +157,19 @@
     let text;
     if (state.done) text = "The game is over.";
     else if (!state.legal.length) text = `${state.names[state.current]} is playing...`;
-    else if (state.decision === "draw") {
+    else if (state.decision === T.decision.DRAW) {
       const top = state.discard.length ? T.RANK_NAMES[state.discard[state.discard.length - 1]] :
         "";
       text = `Your turn: draw from the stock (s) or take the ${top} from the discard pile (d).`;
-    } else if (state.decision === "wild") {
+    } else if (state.decision === T.decision.WILD) {
       text = `You hold the wild ${held}: click a face-down slot to lay it on (keys 1-9, 0).`;
-    } else if (state.decision === "swap") {
+    } else if (state.decision === T.decision.SWAP) {
       const slot = state.held === 1 ? "A" : String(state.held);
       text = `Your ${held} fits slot ${slot}, where a wild lies: swap it in (${state.held % 10}) ` +
         "and play on with the wild, or decline (n).";
       buttons.append(T.el("button", { type: "button", id: "decline", text: "Decline the swap (n)",
         onclick: () => act(T.DECLINE) }));
-    } else if (state.decision === "call") {
+    } else if (state.decision === T.decision.CALL) {
       text = `Your ${held} fills your last slot. Call "Trash!" now, or you forget to.`;
       buttons.append(T.el("button", { type: "button", id: "call", class: "loud",
         text: "Trash! (t)", onclick: () => act(T.CALL) }));
@@ -238,7 +238,7 @@
     if (key in KEYS) { act(KEYS[key]); return true; }
     if (/^[0-9]$/.test(key)) {
       const slot = key === "0" ? 9 : Number(key) - 1;
-      if (play.state.decision !== "call") act(slot);
+      if (play.state.decision !== T.decision.CALL) act(slot);
       return true;
     }
     return false;

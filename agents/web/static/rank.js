@@ -26,18 +26,27 @@
 
   function board(report) {
     const table = T.$("board");
-    table.replaceChildren(T.el("tr", {}, ...["#", "agent", "games", "wins", "win rate",
-      "95% interval", "", "mean placing", "rating"].map((h) => T.el("th", { text: h }))));
+    // Narrow screens drop the "wide" columns (app.css); win rate and its interval stay.
+    const heads = [["rank", ""], ["agent", ""], ["games", "wide"], ["wins", "wide"],
+      ["win rate", ""], ["95% interval", "wide"], ["", ""], ["mean placing", "wide"],
+      ["rating", "wide"]];
+    table.replaceChildren(T.el("tr", {}, ...heads.map(([h, c]) => T.el("th", { text: h,
+      class: c || null }))));
     const agents = report.agents.slice().sort((a, b) => b.win_rate - a.win_rate);
-    agents.forEach((a, i) => {
+    agents.forEach((a) => {
       table.append(T.el("tr", { class: "agent-row" },
-        T.el("td", { text: String(i + 1) }), T.el("td", { class: "spec", text: a.spec }),
-        T.el("td", { text: String(a.games) }), T.el("td", { text: a.wins.toFixed(1) }),
+        T.el("td", { class: "rank", text: `${a.rank}${a.tied ? "=" : ""}`,
+          title: a.tied ? "ratings that cannot be told apart share a rank" : null }),
+        T.el("td", { class: "spec", text: a.spec }),
+        T.el("td", { class: "wide", text: String(a.games) }),
+        T.el("td", { class: "wide", text: a.wins.toFixed(1) }),
         T.el("td", { class: "rate", text: T.percent(a.win_rate) }),
-        T.el("td", { text: `${T.percent(a.ci95[0])} - ${T.percent(a.ci95[1])}` }),
-        T.el("td", {}, interval(a, report.par)),
-        T.el("td", { text: a.mean_placing === null ? "-" : a.mean_placing.toFixed(2) }),
-        T.el("td", { text: `${a.rating.toFixed(1)} \u00b1 ${a.rating_sigma.toFixed(1)}` })));
+        T.el("td", { class: "wide", text: `${T.percent(a.ci95[0])} - ${T.percent(a.ci95[1])}` }),
+        T.el("td", { class: "ci-cell" }, interval(a, report.par)),
+        T.el("td", { class: "wide", text: a.mean_placing === null ? "-" :
+          a.mean_placing.toFixed(2) }),
+        T.el("td", { class: "wide",
+          text: `${a.rating.toFixed(1)} \u00b1 ${a.rating_sigma.toFixed(1)}` })));
     });
   }
 

@@ -82,7 +82,7 @@ T.drawTable = function (root, state, opts) {
     state.held >= 0 ? T.card(state.held, { wild: wild[state.held] === 1 }) :
       T.el("span", { class: "card absent" }),
     T.el("span", { class: "small", text: state.held >= 0 && !state.done ?
-      `in ${state.names[state.current]}'s hand` : "no card in hand" }));
+      `in ${T.whose(state.names[state.current])} hand` : "no card in hand" }));
   const middle = T.el("div", { class: "middle" }, stockButton, discardButton, held);
   if (pile !== null && pile.length > 1) {
     const strip = T.el("div", { class: "strip", title: "the discard pile, oldest first" });
@@ -115,8 +115,11 @@ T.dealPicture = function (names, picture, me, winners) {
 T.fillLog = function (list, events, upto) {
   list.replaceChildren();
   const shown = upto === undefined ? events : events.slice(0, upto);
-  for (const e of shown.slice(-400)) {
-    list.append(T.el("li", { class: "ev-" + e[0], text: e[4] }));
+  const from = Math.max(0, shown.length - 400);
+  list.start = from + 1; // numbered as in the whole game
+  for (const e of shown.slice(from)) {
+    list.append(T.el("li", { class: T.eventKinds.has(e[0]) ? "ev-" + e[0] : null,
+      text: e[4] }));
   }
   list.scrollTop = list.scrollHeight;
 };

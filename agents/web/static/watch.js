@@ -31,7 +31,7 @@
     const view = T.$("w-view");
     view.replaceChildren();
     d.names.forEach((name, p) => view.append(T.el("option", { value: p,
-      text: `${name}'s view` })));
+      text: `${T.Whose(name)} view` })));
     if (d.frames) view.append(T.el("option", { value: "all", text: "every card shown" }));
     view.value = String(d.seat);
     const frames = d.frames ? d.frames.length : d.events.length + 1;
