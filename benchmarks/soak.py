@@ -3,9 +3,10 @@ decision.
 
     python benchmarks/soak.py [--games 1000000] [--reference-games 2000] [--seed 0] [--json PATH]
 
-The variants are every combination of the options with a few values (players 2..6, wilds,
-jokers, first player, reshuffle, losers' reveal, free draws where allowed, the call, the
-episode), each with its integer options (decks, start and target sizes, a deal limit, a short
+The variants are every combination of the options with a few values (read from ``Rules``:
+players 2..6 and every option declared with choices, today wilds, jokers, first player,
+reshuffle, losers' reveal, free draws where allowed, the call, the episode), each with its
+integer options (decks, start and target sizes, a deal limit, a short
 turn limit now and then) drawn at random from the values the rules allow. Game ``i`` plays
 variant ``i % V``, so ``--games`` of at least V covers them all.
 
@@ -25,6 +26,7 @@ import json
 import sys
 import time
 import warnings
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -35,49 +37,56 @@ if str(ROOT) not in sys.path:
 
 from trash_env.engine import Game, InvariantError  # noqa: E402
 from trash_env.rules import (  # noqa: E402
-    EPISODE,
-    FIRST_PLAYER,
     MAX_PLAYERS,
     MIN_PLAYERS,
-    RESHUFFLE,
-    WILDS,
     Rules,
     RulesWarning,
+    option_spec,
 )
 
 MAX_GAMES = 10**9
 
 
+def few_valued() -> dict[str, tuple]:
+    """Every ``Rules`` option with a few values, in field order: those declared with
+    ``choices`` (bools, string choices, ``free_draws``) and the player counts. A new option
+    declared so joins the combinations here with no edit."""
+    out: dict[str, tuple] = {}
+    for option in fields(Rules):
+        spec = option_spec(option)
+        if spec["choices"] is not None:
+            out[option.name] = tuple(spec["choices"])
+        elif option.name == "num_players":
+            out[option.name] = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))
+    return out
+
+
+# The integer options, drawn per variant by ``variants`` (an option in neither list stops the
+# soak, naming it: give it values here).
+DRAWN = ("start_size", "target_size", "num_decks", "max_deals", "max_turns")
+
+
 def variants(seed: int) -> list[Rules]:
-    """Every combination of the few-valued options, with random integer options."""
+    """Every combination of the few-valued options that the rules allow, with random integer
+    options."""
+    choices = few_valued()
+    missing = sorted(set(Rules.option_names()) - set(choices) - set(DRAWN))
+    if missing:
+        raise SystemExit(f"soak.py: no values for the rules option(s) {', '.join(missing)}")
     rng = np.random.default_rng(seed)
     out = []
-    combos = itertools.product(
-        range(MIN_PLAYERS, MAX_PLAYERS + 1),
-        WILDS,
-        (False, True),
-        FIRST_PLAYER,
-        RESHUFFLE,
-        (False, True),
-        (0, 3),
-        (False, True),
-        EPISODE,
-    )
-    for players, wilds, jokers, first, reshuffle, reveal, free, call, episode in combos:
-        if free and (players != 2 or not reveal):
+    for combo in itertools.product(*choices.values()):
+        named = dict(zip(choices, combo, strict=True))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RulesWarning)
+                Rules(**named)
+        except ValueError:  # a combination the rules refuse (free_draws without its table)
             continue
         while True:
             start = int(rng.integers(1, 11))
             options = {
-                "num_players": players,
-                "wilds": wilds,
-                "jokers": jokers,
-                "first_player": first,
-                "reshuffle": reshuffle,
-                "losers_reveal": reveal,
-                "free_draws": free,
-                "call_trash": call,
-                "episode": episode,
+                **named,
                 "start_size": start,
                 "target_size": int(rng.integers(0, start)),
                 "num_decks": None if rng.random() < 0.5 else int(rng.integers(1, 13)),

@@ -137,6 +137,7 @@ def test_an_example_answers_help_without_its_library_and_names_the_install(name)
     assert helped.returncode == 0, helped.stderr
     assert helped.stdout.startswith(f"usage: python examples/{name}.py ")
     assert "--seed" in helped.stdout and helped.stderr == ""
+    assert "None" not in helped.stdout and "%%" not in helped.stdout
     bad = _run(["-c", _WITHOUT, blocked, script, "--seed", "x"])
     assert bad.returncode == 2 and "argument --seed" in bad.stderr
     plain = _run(["-c", _WITHOUT, blocked, script])

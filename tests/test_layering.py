@@ -334,9 +334,10 @@ def test_entry_points_register_the_builtin_bots_without_importing_agents(tmp_pat
     assert "CountingAgent" in result.stdout and "GreedyAgent" in result.stdout
 
 
-def test_a_source_checkout_reads_the_table_of_its_pyproject() -> None:
-    """Installed without the entry points (or never installed): the checkout's pyproject.toml
-    declares the same table, and ``TrashSoloEnv(opponents=["greedy"])`` still resolves."""
+def test_a_source_checkout_imports_the_modules_of_its_entry_point_table() -> None:
+    """Installed without the entry points (or never installed): the checkout's ``agents``
+    modules of the same table are imported, and ``TrashSoloEnv(opponents=["greedy"])`` still
+    resolves."""
     result = run(
         """
         import importlib.metadata, sys
@@ -351,6 +352,21 @@ def test_a_source_checkout_reads_the_table_of_its_pyproject() -> None:
     assert result.stdout.strip() == "OK True"
 
 
+def test_the_checkout_modules_are_the_entry_points_of_pyproject() -> None:
+    """trash_env.agent's table for a never-installed checkout names the modules of
+    pyproject.toml's ``trash_env.agents`` entry points (which it no longer reads at run time)."""
+    from trash_env.agent import CHECKOUT_AGENT_MODULES
+
+    table = entry_points_table()
+    declared = {value.partition(":")[0].strip() for value in table.values()}
+    assert sorted(declared) == sorted(CHECKOUT_AGENT_MODULES)
+
+
+def test_nothing_in_trash_env_reads_pyproject_at_run_time() -> None:
+    for path in modules("trash_env"):
+        assert 'pyproject.toml"' not in path.read_text(encoding="utf-8"), path
+
+
 def test_without_entry_points_the_error_names_the_spec_and_import_agents() -> None:
     """Neither installed entry points nor a checkout's table (a copied trash_env folder): the
     spec fails with a message naming it and saying that ``import agents`` registers the bots,
@@ -360,7 +376,7 @@ def test_without_entry_points_the_error_names_the_spec_and_import_agents() -> No
         import importlib.metadata
         importlib.metadata.entry_points = lambda **kw: []  # no trash-env distribution at all
         import trash_env.agent
-        trash_env.agent._checkout_entry_points = lambda: []  # and no pyproject.toml beside it
+        trash_env.agent._checkout_entry_points = lambda: []  # and no agents beside it
         from trash_env.solo import TrashSoloEnv
         try:
             TrashSoloEnv(opponents=["greedy"])

@@ -174,6 +174,37 @@ def test_a_full_disk_under_save_games_is_one_line_and_keeps_the_last_good_file(t
     assert _temp_files(tmp_path) == []
 
 
+def test_a_report_that_does_not_fit_is_one_line_and_keeps_the_last_good_file(tmp_path):
+    (tmp_path / "r.json").write_text("the last good report\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "evaluate.py"),
+            "--agents",
+            "greedy",
+            "random",
+            "--games",
+            "4",
+            "--json",
+            "r.json",
+            "--no-progress",
+            "--quiet",
+        ],
+        cwd=tmp_path,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines() == [
+        "python evaluate.py: error: cannot write r.json: File too large"
+    ]
+    assert (tmp_path / "r.json").read_text() == "the last good report\n"
+    assert _temp_files(tmp_path) == []
+
+
 TINY_TRAIN = [
     "--envs",
     "2",

@@ -22,14 +22,14 @@ from agents.training.checkpoint import read_checkpoint
 from agents.training.cli import main
 from agents.training.config import DEFAULT_SHAPING, TrainConfig
 from agents.training.run import Run
-from agents.training.shaping import (
-    ProgressShaping,
+from agents.training.shaping import ProgressShaping
+from trash_env.engine import DRAW_STOCK
+from trash_env.progress import (
     check_coef,
     game_potential,
     last_deal_end_potential,
     progress_potential,
 )
-from trash_env.engine import DRAW_STOCK
 from trash_env.solo import TrashSoloEnv
 
 

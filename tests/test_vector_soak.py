@@ -29,7 +29,7 @@ def test_the_variants_cover_every_value_of_every_option():
 
     soak = _soak_module()
     rules_list = soak.variants(0)
-    assert len(rules_list) == len(set(rules_list)) == 1408
+    assert len(rules_list) == len(set(rules_list))  # the combinations: test_rule_options.py
     for name in Rules.option_names():
         values = {getattr(rules, name) for rules in rules_list}
         assert len(values) > 1, name

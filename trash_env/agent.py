@@ -20,14 +20,15 @@ Spec strings (``"greedy"``, ``"search:rollouts=200"``, ``"model.safetensors"``) 
 name loads the modules advertised under the ``trash_env.agents`` entry-point group (the
 trash-env distribution declares its built-in bots there, as Gymnasium finds env plugins). A
 source checkout that was never installed (or installed before the group existed) has no entry
-points: then the group's table in the checkout's own ``pyproject.toml`` is read instead. Without
-either, ``import agents`` registers the built-ins, and the error for an unknown name says so.
+points: then the modules of that table (:data:`CHECKOUT_AGENT_MODULES`) are imported from the
+``agents`` package beside this one. Without either, ``import agents`` registers the built-ins,
+and the error for an unknown name says so.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -136,32 +137,36 @@ def _convert(spec: str, key: str, value: str, kind: type) -> object:
         ) from None
 
 
+# The modules of pyproject.toml's ``trash_env.agents`` entry points (tests/test_layering.py
+# holds the two equal), for a source checkout that was never installed: written here so that
+# nothing reads pyproject.toml at run time.
+CHECKOUT_AGENT_MODULES = (
+    "agents.bots.base",
+    "agents.bots.heuristics",
+    "agents.bots.search",
+    "agents.play.human",
+)
+
+
 def _checkout_entry_points() -> list[str]:
-    """The modules the ``trash_env.agents`` table of a source checkout's pyproject.toml names
-    (the checkout this trash_env was imported from), for a checkout that was never installed,
-    or installed before the table existed: the same declaration the entry points come from."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10: no TOML reader in the standard library
-        return []
+    """:data:`CHECKOUT_AGENT_MODULES` when this trash_env lies in a source checkout beside its
+    ``agents`` package (never installed, or installed before the entry points existed), else
+    none: another ``agents`` package on the path is not ours."""
+    import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "pyproject.toml"
-    try:
-        with open(path, "rb") as file:
-            data = tomllib.load(file)
-    except (OSError, tomllib.TOMLDecodeError):
+    spec = importlib.util.find_spec("agents")
+    if spec is None or spec.origin is None:
         return []
-    if data.get("project", {}).get("name") != "trash-env":
+    if Path(spec.origin).resolve().parent.parent != Path(__file__).resolve().parent.parent:
         return []
-    table = data["project"].get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
-    return [value for value in table.values() if isinstance(value, str)]
+    return list(CHECKOUT_AGENT_MODULES)
 
 
 def load_entry_points() -> bool:
     """Import the modules of the ``trash_env.agents`` entry points (once) so that they
-    register their agents; without installed ones, those a source checkout's pyproject.toml
-    declares. Return whether any was found."""
+    register their agents; without installed ones, those of a source checkout's ``agents``
+    (:data:`CHECKOUT_AGENT_MODULES`). Return whether any was found."""
     global _entry_points_loaded, _entry_points_found
     if not _entry_points_loaded:
         import importlib
@@ -239,3 +244,14 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     agent = factory(seed=seed, **options)
     agent.spec = spec
     return agent
+
+
+def opponent_entries(opponents: Sequence[object] | str) -> list[Any]:
+    """The opponent pool of a learner-seat env (``TrashSoloEnv`` and the batched envs) as a
+    list: a spec string alone stands for a pool of one; entries are spec strings or
+    :class:`Agent` objects (the batched env also takes stable-baselines3 policies, which it
+    checks itself). ``ValueError`` for an empty pool."""
+    pool = [opponents] if isinstance(opponents, str) else list(opponents)
+    if not pool:
+        raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
+    return pool

@@ -13,14 +13,14 @@ Cards are small integers (:mod:`trash_env.cards`); piles are Python lists with t
 from __future__ import annotations
 
 import copy
-import numbers
 from collections import Counter
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from trash_env.actions import integer_value as _integer
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
 from trash_env.rules import Rules
 
@@ -99,14 +99,32 @@ EVENT_KINDS = (
     "game_over",  # player = -1; card = number of winners
     "truncated",
 )
+# The kinds whose ``card`` is a card (a rank); the others hold -1 or a count (the text, the game
+# log's checks and the web page read these two lists).
+CARD_EVENT_KINDS = frozenset(
+    (
+        "draw_stock",
+        "take_discard",
+        "place",
+        "wild",
+        "swap",
+        "pickup",
+        "decline",
+        "discard",
+        "penalty",
+        "reveal",
+    )
+)
 
 
-def _integer(value: object) -> int | None:
-    """``value`` as a Python int if it is an integer of any kind (numpy's too) and not a bool,
-    else None: ``True`` is not slot 2 and ``10.0`` not an action."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        return None
-    return int(value)
+def zero_sum_share(won: Any, winners: Any, num_players: int) -> Any:
+    """The zero-sum return of one seat when ``winners`` seats (at least 1) share the win:
+    ``(n/k - 1)/(n - 1)`` for a winner, ``-1/(n - 1)`` for the others, so the seats' returns sum
+    to 0 and lie in [-1, 1]. The one formula of every return and deal reward: ``Game.returns``,
+    ``Game.shares_to_returns``, the batched engine (``VectorGame.returns``, numpy arrays in,
+    arrays out) and its compiled kernels (numba compiles this very function); branch-free so that
+    all three compute the same floats."""
+    return (won * (num_players / winners) - 1.0) / (num_players - 1)
 
 
 _SomeGame = TypeVar("_SomeGame", bound="Game")  # clone() of a subclass is that subclass
@@ -242,11 +260,12 @@ class Game:
         return self.shares_to_returns(self.winners)
 
     def shares_to_returns(self, winners: Sequence[int]) -> list[float]:
+        """Every seat's :func:`zero_sum_share` when ``winners`` share +1 (all zero if none)."""
         n = self.num_players
         if not winners:
             return [0.0] * n
-        share = n / len(winners)
-        return [((share if p in winners else 0.0) - 1.0) / (n - 1) for p in range(n)]
+        k = len(winners)
+        return [zero_sum_share(p in winners, k, n) for p in range(n)]
 
     def face_down_count(self, player: int) -> int:
         """How many face-down cards ``player``'s layout holds (public)."""
@@ -653,7 +672,8 @@ class Game:
         self.done = True
         self.decision = _NONE
         self.winners = tuple(winners)
-        # Winners place first; the others by how few face-down slots they had left (000).
+        # Winners place first; the others by how few face-down slots they had left (the German
+        # printed rules' last-round bonus; docs/rules.md, final placings).
         keys = [
             (False, 0) if p in self.winners else (True, self._face_down_left[p])
             for p in range(self.num_players)

@@ -1,5 +1,26 @@
 """The PettingZoo AEC environment of Trash: one engine game, agents ``player_0``..``player_{n-1}``.
 
+========================  ===================================================================
+Import                    ``from trash_env.env import env`` (or ``raw_env``; ``trash_env.env()``)
+Actions                   Discrete
+Parallel API              No (turn-based: ``is_parallelizable`` False)
+Manual Control            No (a person plays at the terminal: ``python -m agents.play``)
+Agents                    ``agents = ['player_0', ..., 'player_{n-1}']``
+Number of agents          2 to 6 (``num_players``, default 2)
+Action Shape              ``()``: one integer
+Action Values             ``Discrete(13)``: 0-9 a layout slot (place a wild card there, or
+                          swap the card in hand into its own slot), 10 draw from the stock,
+                          11 take the discard top, 12 decline the swap
+Observation Shape         ``{"observation": (153 + 44 (n - 2),), "action_mask": (13,)}``;
+                          with ``observation="pairs"`` 108 more (261 for two players)
+Observation Values        ``observation`` float32 in [0, 1]; ``action_mask`` int8 0/1
+State Shape               ``(467 + 194 (n - 2),)`` float32 in [0, 1] (``state()``: hidden cards too)
+Arguments                 every field of :class:`trash_env.rules.Rules`, ``render_mode``,
+                          ``round_rewards``, ``observation`` (below and docs/environment.md)
+Version history           ``trash_v0`` (0.1.0, 2026-12-02): the first release; observation
+                          layout ``OBS_VERSION`` 1 (:mod:`trash_env.observation`)
+========================  ===================================================================
+
 ``raw_env(**options)`` is the bare environment; ``env(**options)`` wraps it like PettingZoo's
 classic games (illegal actions end the game with reward -1 for the offender, actions are
 bounds-checked, call order is enforced). Options are every field of
@@ -39,8 +60,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from trash_env import actions
 from trash_env.engine import NUM_ACTIONS, Game
-from trash_env.match import Match, final_info
+from trash_env.match import ILLEGAL_REWARD, Match, final_info
 from trash_env.observation import (
     action_mask,
     encode_observation,
@@ -56,7 +78,6 @@ RENDER_MODES = ("ansi", "human", "rgb_array")
 # check that reset takes ``options``; that exact dict is let through, every other key refused.
 PETTINGZOO_OPTIONS_PROBE = {"options": 1}
 ENV_OPTIONS = ("render_mode", "round_rewards", "observation")
-ILLEGAL_REWARD = -1
 
 
 def env(**options: Any) -> AECEnv:
@@ -121,7 +142,8 @@ class InvalidActionError(ValueError, AssertionError):
 
 def check_action(action: Any, agent: str, dead: bool) -> None:
     """Raise InvalidActionError unless ``action`` is an integer 0..12 (Python ``int`` or a
-    numpy integer scalar, never a bool), or ``None`` for a finished (``dead``) agent."""
+    numpy integer scalar, never a bool; :func:`trash_env.actions.check_action`), or ``None``
+    for a finished (``dead``) agent."""
     if action is None:
         if dead:
             return
@@ -130,18 +152,7 @@ def check_action(action: Any, agent: str, dead: bool) -> None:
             "agent's dead step): "
             f"give an integer from 0 to {NUM_ACTIONS - 1} that its action_mask allows"
         )
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        if 0 <= action < NUM_ACTIONS:
-            return
-        problem = "out of range"
-    else:
-        problem = f"a {type(action).__name__}, not an integer"
-    raise InvalidActionError(
-        f"action {action!r} of {agent} is not in the action space ({problem}): actions are "
-        f"integers from 0 to "
-        f"{NUM_ACTIONS - 1} (int or numpy integer; bools, floats, strings and arrays are "
-        "refused), or None for a finished agent"
-    )
+    actions.check_action(action, NUM_ACTIONS - 1, f" of {agent}", InvalidActionError)
 
 
 class GameOverError(RuntimeError):
@@ -177,12 +188,11 @@ class _AssertOutOfBounds(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
 
 
 class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
-    """The outer wrapper. Its ``observe``, ``last`` and ``step`` take a fused path for the
-    common call (after reset, a live agent, an in-range integer action its mask allows) that
-    does exactly what the three wrappers do in that case: the mask check and ``_prev_obs``
-    bookkeeping of TerminateIllegal, the bounds check, the order flags. Every other call (before
-    reset, dead steps, illegal or odd actions) goes down PettingZoo's chain unchanged: three
-    wrapper layers of Python calls cost as much as the engine's step (docs/benchmarks.md)."""
+    """The outer wrapper. After reset, ``observe`` asks the TerminateIllegal layer directly
+    (its own public ``observe``, which keeps the mask it checks the next action against) and
+    ``last`` reads the bare env's dicts, instead of three wrapper layers of Python calls that
+    cost as much as the engine's step (docs/benchmarks.md); ``step`` goes down PettingZoo's
+    chain, which keeps its own bookkeeping. Only public methods of the wrappers are called."""
 
     def __init__(self, inner: AECEnv) -> None:
         self._bind(inner)
@@ -195,14 +205,7 @@ class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     def observe(self, agent: str) -> dict[str, np.ndarray] | None:
         if not self._has_reset:
             return super().observe(agent)  # PettingZoo's error
-        bare = self._bare
-        obs = bare.observe(agent)
-        if agent == bare.agent_selection:  # TerminateIllegalWrapper.observe's bookkeeping
-            layer = self._illegal_layer
-            layer._prev_obs = obs
-            infos = bare.infos
-            layer._prev_info = infos[agent] if agent in infos else {}
-        return obs
+        return self._illegal_layer.observe(agent)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
@@ -219,27 +222,6 @@ class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
         )
 
     def step(self, action: Any) -> None:
-        layer = self._illegal_layer
-        prev_obs = layer._prev_obs
-        if (
-            prev_obs is not None
-            and self._has_reset
-            and type(action) in _FAST_INTS
-            and 0 <= action < NUM_ACTIONS
-        ):
-            bare = self._bare
-            agent = bare.agent_selection
-            if (
-                bare.agents
-                and not bare.terminations[agent]
-                and not bare.truncations[agent]
-                and prev_obs["action_mask"][action]
-            ):
-                self._has_updated = True
-                layer._prev_obs = None
-                layer._prev_info = None
-                bare.step(action)
-                return
         if self._has_reset and not self._bare.agents:
             raise GameOverError()
         super().step(action)
@@ -355,7 +337,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             self._rng = np.random.default_rng(check_seed(seed))
         self.game = Game(self.rules, seed=int(self._rng.integers(2**63)))
         # Every seat decides outside the match (the caller's agents): it answers the call
-        # and pays the deals.
+        # and assembles the payments (the deals', then the game's).
         self._match = Match(self.game, round_rewards=self.round_rewards)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -400,12 +382,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             self._was_dead_step(action)
             return
         game = self.game
-        if type(action) is not int:
-            if isinstance(action, bool) or not isinstance(action, np.integer):
-                raise game.refusal(action)  # the engine's message names the legal actions
-            action = int(action)
         mark = len(game.events)
-        game.step(action)  # raises ValueError naming the legal actions if illegal
+        game.step(action)  # raises ValueError naming the legal actions if illegal (or no int)
         self._last_events = mark
         self._steps += 1
         self._cumulative_rewards[agent] = 0.0
@@ -445,7 +423,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
     def _settle(self) -> None:
         """After the engine moved: answer calls, pay finished deals, end or pass the turn."""
         game = self.game
-        paid = self._match.settle()
+        paid = self._match.settle()  # the deals' and the game's payments (Match's docstring)
         if paid is not None:
             self._pay(paid)
         if game.deal_number != self._info_deal and not game.done:
@@ -454,7 +432,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
             if game.truncated:
                 self.truncations = dict.fromkeys(self.agents, True)
             else:
-                self._pay(game.returns())
                 self.terminations = dict.fromkeys(self.agents, True)
             self._set_final_infos()
         self.agent_selection = self.possible_agents[game.current]

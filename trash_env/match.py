@@ -8,6 +8,12 @@ written once. Seats hold :class:`trash_env.agent.Agent` objects, or ``None`` for
 decides outside the match (the learner of an env, every seat of the AEC env, the person at the
 terminal): :meth:`Match.advance` plays the seated agents and stops where such a seat must act.
 
+The reward: what a seat is paid is assembled here once, for every table that pays (the AEC
+env, the single-agent env; the batched env pays the same with ``VectorGame.payments``): the
+finished deals' shares with ``round_rewards`` (``Game.shares_to_returns``), then, when the
+game is over and not truncated, ``Game.returns()``; an illegal action pays
+:data:`ILLEGAL_REWARD` instead (the learner forfeits).
+
 The call: every table answers ``CALL_TRASH`` for its seats (bots always remember to call; the
 envs keep the action space at 13), in :func:`answer_calls`, the one place it is answered. Only
 the seats listed in ``own_calls`` (the person at the terminal) answer it themselves.
@@ -25,6 +31,7 @@ from trash_env.observation import action_mask, encode_observation
 from trash_env.view import PublicView
 
 _CALL = Decision.CALL  # a module constant: enum-class attribute reads are slow
+ILLEGAL_REWARD = -1  # the reward of an illegal action: it ends the episode (PettingZoo's too)
 
 
 def answer_calls(game: Game) -> None:
@@ -56,13 +63,22 @@ class Match:
         game: the game, as dealt.
         agents: one entry per seat; empty for a table without seated agents (the AEC env).
         round_rewards: whether :meth:`advance`/:meth:`settle` pay every finished deal
-            (``Game.shares_to_returns`` of its shrinkers), as well as the game at its end.
+            (``Game.shares_to_returns`` of its shrinkers); they pay the game at its end anyway.
         own_calls: seats that answer the "Trash!" call themselves; the others get it answered.
         on_action: called with ``(player, action)`` before every step the match takes (the
             terminal game logs them).
     """
 
-    __slots__ = ("game", "agents", "views", "round_rewards", "deals_paid", "own_calls", "on_action")
+    __slots__ = (
+        "game",
+        "agents",
+        "views",
+        "round_rewards",
+        "deals_paid",
+        "game_paid",
+        "own_calls",
+        "on_action",
+    )
 
     def __init__(
         self,
@@ -81,18 +97,22 @@ class Match:
         self.views = [PublicView(game, p) for p in range(n)]
         self.round_rewards = round_rewards
         self.deals_paid = 0
+        self.game_paid = False
         self.own_calls = frozenset(own_calls)
         self.on_action = on_action
 
     def settle(self) -> list[float] | None:
         """After the engine moved: answer the call for the seat to act, and return every seat's
-        payment for the deals finished since the last settle (``None`` when nothing is paid)."""
+        payment since the last settle (the module docstring; ``None`` when nothing is paid)."""
         game = self.game
         if game.decision is _CALL and game.current not in self.own_calls:
             self._answer_calls()
+        paid = None
         if self.round_rewards and self.deals_paid < len(game.round_results):
-            return self._pay_deals()
-        return None
+            paid = self._pay_deals()
+        if game.done and not self.game_paid:
+            paid = self._pay_game(paid)
+        return paid
 
     def advance(self, moves: int | None = None) -> list[float] | None:
         """Play the seated agents until a seat without one must act or the game ends, or
@@ -110,7 +130,9 @@ class Match:
             if round_rewards and self.deals_paid < len(results):
                 paid = self._pay_deals()
                 total = paid if total is None else [a + b for a, b in zip(total, paid, strict=True)]
-            if game.done or left == 0:
+            if game.done:
+                return total if self.game_paid else self._pay_game(total)
+            if left == 0:
                 return total
             p = game.current
             agent = agents[p]
@@ -140,6 +162,14 @@ class Match:
                 paid[p] += shares[p]
             self.deals_paid += 1
         return paid
+
+    def _pay_game(self, paid: list[float] | None) -> list[float] | None:
+        """``paid`` plus the game's returns, once, at its end (nothing more when truncated)."""
+        self.game_paid = True
+        if self.game.truncated:
+            return paid
+        returns = self.game.returns()
+        return returns if paid is None else [a + b for a, b in zip(paid, returns, strict=True)]
 
     def play(self) -> Game:
         """Play the whole game (every seat must hold an agent); return the finished game."""

@@ -123,7 +123,7 @@ class Rules:
     Attributes:
         num_players: 2 to 6 players.
         num_decks: ``None`` for ``ceil(num_players / 2)`` decks, or a number of 52-card decks.
-        start_size: the first layout size (10; a quick kids' game uses 5).
+        start_size: the first layout size (10; the German printed rules' kids' game uses 5).
         wilds: which ranks are wild: ``"jacks"`` (standard), ``"kings"`` (Jacks and Queens end
             the turn), ``"faces"`` (J, Q and K) or ``"none"``.
         jokers: add 2 jokers per deck; jokers are always wild, whatever ``wilds`` says.

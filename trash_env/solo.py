@@ -37,9 +37,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from trash_env.agent import Agent, make_agent
+from trash_env.actions import check_action
+from trash_env.agent import Agent, make_agent, opponent_entries
 from trash_env.engine import NUM_ACTIONS, Game
-from trash_env.match import Match, final_info
+from trash_env.match import ILLEGAL_REWARD, Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation
 from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.rules import Rules
@@ -48,7 +49,6 @@ from trash_env.seeding import check_reset_options, check_seed
 OpponentEntry = Any  # a spec string, or a trash_env.agent.Agent instance
 MAX_REDEALS = 1000
 ILLEGAL = ("lose", "raise")
-ILLEGAL_REWARD = -1.0
 
 
 def solo_rules(seat: object, round_rewards: object, options: dict[str, Any]) -> Rules:
@@ -147,11 +147,7 @@ class TrashSoloEnv(gym.Env):
         """Replace the opponent pool from the next episode on (``VecEnv.env_method`` calls this
         to refresh a self-play pool). A spec is built once per seat that draws it (agents may
         keep state within a game) and cached; Agent objects are used as given."""
-        if isinstance(opponents, str):
-            opponents = [opponents]
-        pool = list(opponents)
-        if not pool:
-            raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
+        pool = opponent_entries(opponents)
         for entry in pool:
             if not isinstance(entry, (str, Agent)):
                 raise ValueError(
@@ -225,19 +221,8 @@ class TrashSoloEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if game.done or self._illegal:
             raise RuntimeError("the episode is over: call reset()")
-        if type(action) is not int:  # bool, float, str, None, arrays: refused, never rounded
-            if isinstance(action, (bool, np.bool_)) or not isinstance(action, np.integer):
-                raise ValueError(
-                    f"action must be an integer from 0 to {NUM_ACTIONS - 1} (int or numpy "
-                    f"integer; bools, floats, strings and arrays are refused), got "
-                    f"{action!r} ({type(action).__name__})"
-                )
-            action = int(action)
-        if not 0 <= action < NUM_ACTIONS:
-            raise ValueError(
-                f"action must be an integer from 0 to {NUM_ACTIONS - 1}, got {action} "
-                "(out of the action space)"
-            )
+        # bool, float, str, None, arrays, out of range: refused whatever ``illegal`` says
+        action = check_action(action, NUM_ACTIONS - 1)
         self._last_events = len(game.events)
         self._illegal = False
         try:
@@ -246,13 +231,11 @@ class TrashSoloEnv(gym.Env):
             if self.illegal == "raise":
                 raise  # the engine's message names the legal actions
             self._illegal = True  # the learner forfeits (PettingZoo's TerminateIllegal, -1)
-            return self._observe(), ILLEGAL_REWARD, True, False, self._info()
-        reward = self._advance() + self._pending
+            return self._observe(), float(ILLEGAL_REWARD), True, False, self._info()
+        reward = self._advance() + self._pending  # the deals' and the game's (Match)
         self._pending = 0.0
         terminated = game.done and not game.truncated
         truncated = game.truncated
-        if game.done:
-            reward += game.returns()[self.seat]
         if self.render_mode == "human":
             self.render()
         return self._observe(), float(reward), terminated, truncated, self._info()
@@ -285,7 +268,8 @@ class TrashSoloEnv(gym.Env):
 
     def _advance(self) -> float:
         """Answer calls and play the opponents until the learner decides or the game ends;
-        return the deal rewards paid meanwhile (``round_rewards`` only)."""
+        return the learner's payment meanwhile (deals with ``round_rewards``, the game at its
+        end)."""
         match = self._match
         if match is None or match.game is not self.game:
             # A new episode (or a game and table set by hand): seat the table; deals paid stay
@@ -307,7 +291,6 @@ class TrashSoloEnv(gym.Env):
         game, seat = self.game, self.seat
         if game.done:
             info = final_info(game, seat)
-            won = bool(info["winners"][seat])
         else:  # every step but the last: no result yet (written out, it is the common case)
             info = {
                 "placing": 0,
@@ -315,14 +298,21 @@ class TrashSoloEnv(gym.Env):
                 "rounds_won": int(game.rounds_won[seat]),
                 "truncated": False,
             }
-            won = False
-        return {
-            "seat": seat,
-            "action_mask": action_mask(game, seat),
-            "illegal_action": self._illegal,
-            "winners": info["winners"],
-            "won": won,
-            "placing": info["placing"],
-            "rounds_won": info["rounds_won"],
-            "truncated": info["truncated"],
-        }
+        return learner_info(seat, action_mask(game, seat), self._illegal, info)
+
+
+def learner_info(seat: int, mask: np.ndarray, illegal: bool, result: dict) -> dict:
+    """A learner-seat env's step info (this env's, and the batched envs' at an episode's
+    end): the seat, its action mask, whether the action was illegal, and ``result`` (the keys
+    of :func:`trash_env.match.final_info`) with ``won`` read from its winner mask."""
+    winners = result["winners"]
+    return {
+        "seat": seat,
+        "action_mask": mask,
+        "illegal_action": illegal,
+        "winners": winners,
+        "won": bool(winners[seat]),
+        "placing": result["placing"],
+        "rounds_won": result["rounds_won"],
+        "truncated": result["truncated"],
+    }

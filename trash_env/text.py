@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from trash_env.cards import JACK, JOKER, KING, NUM_RANKS, QUEEN, card_name, card_short
-from trash_env.engine import DOWN, NATURAL, WILD_UP, Event
+from trash_env.engine import CARD_EVENT_KINDS, DOWN, NATURAL, WILD_UP, Event
 
 ROW = 5  # slots per layout row (docs/rules.md: two rows of five)
 FACE_DOWN = "##"
@@ -62,23 +62,6 @@ def legend(wild: Sequence[bool] | None = None) -> str:
     return f"{FACE_DOWN} face-down   {wilds}{ABSENT_MARK} not in the layout   > to act"
 
 
-# The event kinds whose ``card`` field is a card (a rank), for describe_event.
-_CARD_KINDS = frozenset(
-    (
-        "draw_stock",
-        "take_discard",
-        "place",
-        "wild",
-        "swap",
-        "pickup",
-        "decline",
-        "discard",
-        "penalty",
-        "reveal",
-    )
-)
-
-
 def describe_event(event: Event, player_names: Sequence[str] | None = None) -> str:
     """A sentence for an event, with cards named as people name them."""
     who = (
@@ -89,7 +72,7 @@ def describe_event(event: Event, player_names: Sequence[str] | None = None) -> s
     kind = event.kind
     # Only these kinds carry a card in ``card``: reshuffle holds a count of cards and game_over
     # a count of winners, which must never be looked up as ranks (14+ would not be a card).
-    card = card_name(event.card) if kind in _CARD_KINDS and 0 <= event.card < NUM_RANKS else ""
+    card = card_name(event.card) if kind in CARD_EVENT_KINDS and 0 <= event.card < NUM_RANKS else ""
     slot = event.slot + 1
     if kind == "deal":
         return f"deal {event.slot + 1}: {who} plays first"

@@ -40,6 +40,7 @@ from trash_env.agent import Agent
 from trash_env.files import safe_text
 from trash_env.observation import players_of_observation
 from trash_env.rules import Rules
+from trash_env.sampling import masked_choice
 from trash_env.view import PublicView
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -163,12 +164,7 @@ class PolicyAgent(Agent):
         legal = np.asarray(action_mask, bool)
         if not legal.any():
             raise ValueError(f"{self.name}: asked to act with no legal action")
-        masked = np.where(legal, logits, -np.inf)
-        if self.deterministic:
-            return int(np.argmax(masked))
-        probs = np.exp(masked - masked.max())
-        probs /= probs.sum()
-        return int(self.rng.choice(len(probs), p=probs))
+        return int(masked_choice(logits, legal, self.rng, self.deterministic))
 
 
 def _as_bool(name: str, value: object) -> bool:

@@ -68,6 +68,7 @@ def env_classes() -> dict[str, type]:
     from agents.training.shaping import ProgressShaping
     from trash_env.engine import Decision, Event, Game
     from trash_env.match import Match
+    from trash_env.progress import ProgressFollower
     from trash_env.solo import TrashSoloEnv
     from trash_env.view import PublicView
 
@@ -83,6 +84,7 @@ def env_classes() -> dict[str, type]:
         PretrainedAgent,
         SearchAgent,
         ProgressShaping,
+        ProgressFollower,
         Decision,
         Event,
         Game,

@@ -85,6 +85,17 @@ def example_prog(name: str) -> str:
     return f"python examples/{name}.py"
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Each flag's default after its help, unless the help already says it or there is none
+    to show (``None``: the help says what happens without the flag)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 def run_rules(args: argparse.Namespace) -> Rules:
     """The game that the rules flags of :func:`example_parser` describe (``ValueError`` for a
     combination the game does not allow)."""
@@ -110,7 +121,7 @@ def example_parser(name: str, description: str, *, steps: int, eval_every: int) 
     parser = ExampleParser(
         prog=example_prog(name),
         description=description,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsFormatter,
     )
     parser.add_argument(
         "--steps",

@@ -27,9 +27,11 @@ not a potential-based shaping: it pays for progress, which is what wins deals, s
 anneals ``coef`` to 0 (``--shaping-until``) and the final updates see the true reward alone.
 Evaluations never see it: it lives only in the training envs.
 
-The formula and the coefficient check live in :mod:`trash_env.progress`, shared by the wrapper
-below for ``TrashSoloEnv`` (the dummy/subprocess path) and ``SoloBatch(shaping=...)`` in
-:mod:`trash_env.vector.env` (the batched path); the tests check both pay the same rewards.
+The formula, the coefficient check, the readers of phi and the rule above
+(:class:`~trash_env.progress.ProgressFollower`) live in :mod:`trash_env.progress`, shared by
+the wrapper below for ``TrashSoloEnv`` (the dummy/subprocess path) and
+``SoloBatch(shaping=...)`` in :mod:`trash_env.vector.env` (the batched path); the tests check
+both pay the same rewards.
 """
 
 from __future__ import annotations
@@ -39,45 +41,15 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 
-from trash_env.progress import check_coef, progress_potential
+from trash_env.progress import (
+    ProgressFollower,
+    check_coef,
+    game_potential,
+    last_deal_end_potential,
+)
 from trash_env.solo import TrashSoloEnv
 
-__all__ = [
-    "ProgressShaping",
-    "check_coef",
-    "game_potential",
-    "last_deal_end_potential",
-    "progress_potential",
-]
-
-
-def game_potential(game: Any, seat: int) -> float:
-    """phi of a reference ``Game``'s current deal for the learner at ``seat``."""
-    n = game.num_players
-    sizes = np.array([game.sizes], np.float64)
-    down = np.array([[game.face_down_count(p) for p in range(n)]], np.float64)
-    return float(progress_potential(sizes, down, np.array([seat]))[0])
-
-
-def last_deal_end_potential(game: Any, seat: int) -> float:
-    """phi at the end of the game's last finished deal, from the public event log: the
-    slots turned face-up in that deal (``place`` and ``wild`` events) and its layout sizes
-    (today's, plus one for each ``shrink`` at its end)."""
-    n = game.num_players
-    events = game.events
-    starts = [i for i, e in enumerate(events) if e.kind == "deal"]
-    if game.done and not game.truncated:
-        begin, end = starts[-1], len(events)
-    else:
-        begin, end = starts[-2], starts[-1]
-    up = np.zeros(n)
-    sizes = np.array(game.sizes, np.float64)
-    for e in events[begin:end]:
-        if e.kind in ("place", "wild"):
-            up[e.player] += 1
-        elif e.kind == "shrink":
-            sizes[e.player] += 1
-    return float(progress_potential(sizes[None], (sizes - up)[None], np.array([seat]))[0])
+__all__ = ["ProgressShaping"]
 
 
 class ProgressShaping(gym.Wrapper):
@@ -94,8 +66,7 @@ class ProgressShaping(gym.Wrapper):
     def __init__(self, env: gym.Env, coef: float = 0.0) -> None:
         super().__init__(env)
         self.coef = check_coef(coef)
-        self._phi = 0.0
-        self._deals = 0
+        self._follower = ProgressFollower(1)
         self._sum = 0.0
         self._fresh = True  # no step since the episode started (or it has just ended)
 
@@ -108,8 +79,8 @@ class ProgressShaping(gym.Wrapper):
         coef = check_coef(coef)
         if coef and not self.coef:  # what progress() would hold at this decision
             game = self.solo.game
-            self._phi = 0.0 if self._fresh else game_potential(game, self.solo.seat)
-            self._deals = game.deal_number
+            phi = 0.0 if self._fresh else game_potential(game, self.solo.seat)
+            self._follower.pick_up([phi], [game.deal_number], [self._fresh])
         self.coef = coef
 
     def action_masks(self) -> np.ndarray:
@@ -118,8 +89,7 @@ class ProgressShaping(gym.Wrapper):
 
     def start(self) -> None:
         """Follow the episode under way from its start (``reset`` calls it)."""
-        self._phi = 0.0
-        self._deals = self.solo.game.deal_number
+        self._follower.start(0, self.solo.game.deal_number)
         self._sum = 0.0
         self._fresh = True
 
@@ -133,15 +103,11 @@ class ProgressShaping(gym.Wrapper):
         is over (game over, truncated, or an illegal move)."""
         solo = self.solo
         game, seat = solo.game, solo.seat
-        gained = 0.0
-        if game.deal_number != self._deals:  # a deal ended: up to its end, then a new deal
-            gained = last_deal_end_potential(game, seat) - self._phi
-            self._deals = game.deal_number
-            self._phi = 0.0
-        now = 0.0 if ended else game_potential(game, seat)  # an unfinished deal is taken back
-        gained += now - self._phi
-        self._phi = now
-        return gained
+        follower = self._follower
+        new_deal = game.deal_number != follower.deals[0]
+        end = last_deal_end_potential(game, seat) if new_deal else 0.0
+        now = 0.0 if ended else game_potential(game, seat)
+        return float(follower.advance([game.deal_number], end, now, ended)[0])
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)

@@ -13,6 +13,7 @@ order as the reference for the same seed to deal the same cards).
 
 from __future__ import annotations
 
+import inspect
 import zlib
 
 import numpy as np
@@ -35,6 +36,7 @@ from trash_env.engine import (
     WILD_UP,
     Decision,
 )
+from trash_env.engine import zero_sum_share as _zero_sum_share
 from trash_env.observation import SLOT_FEATURES
 from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, Rules, option_index
 from trash_env.vector._pcg import integers, seed_words, shuffle
@@ -67,12 +69,21 @@ ROTATE = FIRST_PLAYER.index("rotate")
 EPISODE_ROUND = EPISODE.index("round")
 # numba freezes these globals into its on-disk cache, which it invalidates only when this file
 # changes: ``cfg_signature()`` compiled beside them tells batch.py whether they still match.
-CFG_SIGNATURE = zlib.crc32(",".join(Rules.option_names()).encode())
+# The return formula is compiled from the engine's own function (below); numba's cache does not
+# notice a change in another file, so its source is part of the signature too.
+CFG_SIGNATURE = zlib.crc32(
+    (",".join(Rules.option_names()) + inspect.getsource(_zero_sum_share)).encode()
+)
 
 
 @njit(cache=True)
 def cfg_signature() -> int:
     return CFG_SIGNATURE
+
+
+# The engine's zero-sum return formula (trash_env.engine.zero_sum_share), compiled: the one
+# definition of every return and deal reward, not a copy.
+zero_sum_share = njit(cache=True, inline="always")(_zero_sum_share)
 
 
 # ---------------------------------------------------------------------- the round
@@ -367,9 +378,8 @@ def finish_round(r, cfg, wild) -> int:
                 game_winners += 1
     # The deal's zero-sum shares (Game.shares_to_returns), for per-deal rewards.
     if shrinkers:
-        share = n / shrinkers
         for p in range(n):
-            r.deal_reward[p] += ((share if r.shrunk[p] else 0.0) - 1.0) / (n - 1)
+            r.deal_reward[p] += zero_sum_share(r.shrunk[p], shrinkers, n)
     r.deal_number += 1
     if game_winners:
         for p in range(n):
@@ -524,8 +534,7 @@ def batch_step_autoreset(
                 if winners == 0 or r.truncated:
                     final_returns[g, p] = 0.0
                 else:
-                    share = n / winners if r.winners[p] else 0.0
-                    final_returns[g, p] = (share - 1.0) / (n - 1)
+                    final_returns[g, p] = zero_sum_share(r.winners[p], winners, n)
             seed_words(seeds[used], r.rng)
             new_seeds[g] = seeds[used]
             used += 1

@@ -16,14 +16,14 @@ same deals, first player and reshuffles. ``seeds`` may also be given explicitly.
 
 from __future__ import annotations
 
-import reprlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from trash_env.actions import check_actions
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
-from trash_env.engine import NUM_ACTIONS, NUM_ENGINE_ACTIONS, Game, InvariantError
+from trash_env.engine import NUM_ACTIONS, NUM_ENGINE_ACTIONS, Game, InvariantError, zero_sum_share
 from trash_env.observation import observation_size
 from trash_env.rules import MAX_PLAYERS, Rules
 from trash_env.vector import _kernels as K
@@ -31,7 +31,8 @@ from trash_env.vector._pcg import RNG_WORDS, state_of
 
 if K.cfg_signature() != K.CFG_SIGNATURE:
     raise ImportError(
-        "trash_env.vector: numba's cached kernels were compiled for other Rules options; delete "
+        "trash_env.vector: numba's cached kernels were compiled for other Rules options or "
+        "another return formula; delete "
         f"the cache files {Path(K.__file__).parent / '__pycache__' / '_kernels.*.nb*'} and retry"
     )
 
@@ -106,37 +107,6 @@ def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) 
             ("rng", np.uint64, (RNG_WORDS,)),  # PCG64 state words, see _pcg
         ]
     )
-
-
-_BOOL_TYPES = (bool, np.bool_)
-
-
-def holds_bool(values: object) -> bool:
-    """Whether a Python list or tuple holds a bool: ``np.asarray([True, 1])`` is an integer
-    array, so the dtype alone does not tell. An array has one dtype: it costs nothing here."""
-    # The set of element types is built in C and holds one or two types in practice.
-    return isinstance(values, (list, tuple)) and any(
-        issubclass(kind, _BOOL_TYPES) for kind in set(map(type, values))
-    )
-
-
-def engine_actions(actions: object, batch_size: int) -> np.ndarray:
-    """``actions`` as int64 ``(batch_size,)``, or ``ValueError`` naming the shape or range
-    expected: floats are not truncated, bools are not actions and huge integers are refused
-    before any cast can overflow."""
-    top = NUM_ENGINE_ACTIONS - 1
-    raw = np.asarray(actions)
-    if raw.dtype.kind not in "iu" or holds_bool(actions):
-        raise ValueError(
-            f"actions must be integers from 0 to {top}, got {reprlib.repr(actions)} "
-            f"({'a bool inside a list' if raw.dtype.kind in 'iu' else raw.dtype})"
-        )
-    if raw.shape != (batch_size,):
-        raise ValueError(f"actions must have shape ({batch_size},), got {raw.shape}")
-    if raw.size and not (raw.min() >= 0 and raw.max() <= top):
-        bad = raw[(raw < 0) | (raw > top)][:5].tolist()
-        raise ValueError(f"actions must be integers from 0 to {top}, got {bad}")
-    return raw.astype(np.int64)
 
 
 class RulesArrays:
@@ -251,7 +221,7 @@ class VectorGame:
         compiled pass, from the next game seed (slots in ascending order, as ``reset`` would);
         :attr:`finished` then tells which ended and :attr:`final_returns` their
         ``Game.returns()``."""
-        acts = engine_actions(actions, self.batch_size)
+        acts = check_actions(actions, self.batch_size, NUM_ENGINE_ACTIONS - 1)
         a = self.arrays
         if autoreset:
             self._refill(self.batch_size)
@@ -348,10 +318,21 @@ class VectorGame:
         win = self.games["winners"][:, :n].astype(bool)
         k = win.sum(axis=1, keepdims=True)
         over = self.done & ~self.games["truncated"] & (k[:, 0] > 0)
-        share = np.where(k > 0, n / np.maximum(k, 1), 0.0)
-        out = (np.where(win, share, 0.0) - 1.0) / (n - 1)
+        out = zero_sum_share(win, np.maximum(k, 1), n)
         out[~over] = 0.0
         return out
+
+    def payments(self, deals: bool) -> np.ndarray:
+        """float64 ``(B, players)``: every seat's payment since the last call, assembled as
+        :class:`trash_env.match.Match` assembles it: with ``deals`` (``round_rewards``) the
+        shares of the deals finished meanwhile, plus :meth:`returns` (the game's, once over).
+        Clears the deals' shares; a finished game is paid again at each call until re-dealt."""
+        games = self.games
+        paid = self.returns()
+        if deals:
+            paid = games["deal_reward"][:, : self.num_players] + paid
+        games["deal_reward"] = 0.0
+        return paid
 
     def reference_game(self, i: int) -> Game:
         """A fresh reference ``Game`` of slot ``i``'s game seed: given the same actions it plays

@@ -36,18 +36,20 @@ import gymnasium.vector as gym_vector
 import numpy as np
 from gymnasium import spaces
 
-from trash_env.agent import Agent, make_agent
+from trash_env.actions import check_actions
+from trash_env.agent import Agent, make_agent, opponent_entries
 from trash_env.engine import NUM_ACTIONS
+from trash_env.match import ILLEGAL_REWARD
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.pairs import add_pairs, check_observation, observation_width
-from trash_env.progress import check_coef, progress_potential
+from trash_env.progress import ProgressFollower, check_coef, progress_potential
 from trash_env.rules import Rules
-from trash_env.solo import solo_rules
+from trash_env.sampling import masked_choice
+from trash_env.solo import learner_info, solo_rules
 from trash_env.vector import _kernels as K
-from trash_env.vector.batch import VectorGame, holds_bool
+from trash_env.vector.batch import VectorGame
 
 MAX_REDEALS = 1000
-ILLEGAL_REWARD = -1.0
 
 
 def _count(num_envs: object) -> int:
@@ -72,18 +74,9 @@ class _Policy:
         self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
         source = self.source
-        if hasattr(source, "layers") and hasattr(
-            source, "forward"
-        ):  # agents.policies.policy.PolicyAgent
-            logits = np.where(masks, source.forward(observations), -np.inf)
-            if source.deterministic:
-                return logits.argmax(axis=1)
-            probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-            cum = np.cumsum(probs, axis=1)
-            # u below the total: the first action whose cumulative weight reaches it has a
-            # positive weight, so it is legal (no rounding can pick a masked one).
-            u = rng.random((len(cum), 1)) * cum[:, -1:]
-            return (cum <= u).sum(axis=1)
+        if hasattr(source, "layers") and hasattr(source, "forward"):  # agents' PolicyAgent
+            # The policy agent's own draw, for the batch (trash_env.sampling).
+            return masked_choice(source.forward(observations), masks, rng, source.deterministic)
         # A stable-baselines3 (maskable) policy: one batched forward pass in torch.
         actions, _ = source.predict(observations, action_masks=masks, deterministic=True)
         return np.asarray(actions, np.int64)
@@ -114,13 +107,12 @@ def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
 
 def supports_opponents(opponents: Sequence[Any] | str) -> bool:
     """Whether every entry of this opponent pool can play inside the batched env."""
-    pool = [opponents] if isinstance(opponents, str) else list(opponents)
     try:
-        for entry in pool:
+        for entry in opponent_entries(opponents):
             _classify(entry)
     except ValueError:
         return False
-    return bool(pool)
+    return True
 
 
 class SoloBatch:
@@ -157,54 +149,39 @@ class SoloBatch:
         self.episode_length = np.zeros(num_envs, np.int64)
         self.episode_start = np.zeros(num_envs)
         self.episode_shaping = np.zeros(num_envs)
-        self.potential = np.zeros(num_envs)  # phi at each slot's last learner decision
-        self.deals_seen = np.zeros(num_envs, np.int64)  # deals finished at that decision
+        self.follower = ProgressFollower(num_envs)  # the progress shaping's phi per slot
         self._all = np.arange(num_envs)
 
     def set_shaping(self, coef: float) -> None:
         """The progress shaping's coefficient from the next step on (agents/training/shaping.py).
         Progress is followed only while the coefficient is not 0; turning it on picks up each
-        episode where a follower from its start would stand (``_follow_from_now``)."""
+        episode where a follower from its start would stand."""
         coef = check_coef(coef)
         if coef and not self.shaping:
-            self._follow_from_now()
+            n = self.rules.num_players
+            games = self.batch.games
+            phi = progress_potential(games["sizes"][:, :n], games["face_down"][:, :n], self.seats)
+            self.follower.pick_up(phi, games["deal_number"], self.episode_length == 0)
         self.shaping = coef
 
-    def _follow_from_now(self) -> None:
-        """``potential`` and ``deals_seen`` as ``_progress`` would have left them at this
-        learner decision: phi of the current deal, or 0 before an episode's first step."""
-        n = self.rules.num_players
-        games = self.batch.games
-        phi = progress_potential(games["sizes"][:, :n], games["face_down"][:, :n], self.seats)
-        self.potential = np.where(self.episode_length == 0, 0.0, phi)
-        self.deals_seen = games["deal_number"].astype(np.int64)
-
     def _progress(self, ended: np.ndarray) -> np.ndarray:
-        """Every slot's progress (phi of agents/training/shaping.py) since its previous learner
-        decision, as ``ProgressShaping`` computes it; ``ended``: the episode is over."""
+        """Every slot's progress (:class:`trash_env.progress.ProgressFollower`) since its
+        previous learner decision; ``ended``: the episode is over."""
         n = self.rules.num_players
         games = self.batch.games
         sizes, seats = games["sizes"][:, :n], self.seats
-        deals = games["deal_number"].astype(np.int64)
-        new_deal = deals != self.deals_seen
         # The last finished deal's end: its sizes before the shrink and its face-down left.
         at_end = progress_potential(
             sizes + games["shrunk"][:, :n], games["face_down_left"][:, :n], seats
         )
-        gained = np.where(new_deal, at_end - self.potential, 0.0)
-        before = np.where(new_deal, 0.0, self.potential)
-        now = np.where(ended, 0.0, progress_potential(sizes, games["face_down"][:, :n], seats))
-        self.potential = now
-        self.deals_seen = deals
-        return gained + now - before
+        now = progress_potential(sizes, games["face_down"][:, :n], seats)
+        return self.follower.advance(games["deal_number"], at_end, now, ended)
 
     # ------------------------------------------------------------------ opponents
 
     def set_opponents(self, opponents: Sequence[Any] | str) -> None:
         """Replace the opponent pool from each slot's next episode on."""
-        pool = [opponents] if isinstance(opponents, str) else list(opponents)
-        if not pool:
-            raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
+        pool = opponent_entries(opponents)
         classified = [_classify(entry) for entry in pool]
         size = observation_size(self.rules.num_players)
         for entry, (_, _, policy) in zip(pool, classified, strict=True):
@@ -269,8 +246,7 @@ class SoloBatch:
             self.episode_length[index] = 0
             self.episode_start[index] = time.time()
             self.episode_shaping[index] = 0.0
-            self.potential[index] = 0.0
-            self.deals_seen[index] = self.batch.games["deal_number"][index]
+            self.follower.start(index, self.batch.games["deal_number"][index])
             index = index[self.batch.done[index]]
         raise RuntimeError(f"no deal in {MAX_REDEALS} left the learner a decision")
 
@@ -339,31 +315,14 @@ class SoloBatch:
         terminated, truncated, illegal, the finished slots' final observations or None)."""
         b = self.batch
         a = b.arrays
-        raw = np.asarray(actions)
-        if raw.dtype.kind not in "iu" or holds_bool(actions):
-            got = "a bool inside a list" if raw.dtype.kind in "iu" else f"dtype {raw.dtype}"
-            raise ValueError(f"actions must be integers from 0 to {NUM_ACTIONS - 1}, got {got}")
-        if raw.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {raw.shape}")
-        acts = raw.astype(np.int64)
-        if acts.size and not (0 <= acts.min() and acts.max() < NUM_ACTIONS):
-            raise ValueError(
-                f"actions must be integers from 0 to {NUM_ACTIONS - 1} (the action "
-                f"space), got {acts[(acts < 0) | (acts >= NUM_ACTIONS)][:5].tolist()}"
-            )
+        acts = check_actions(actions, self.num_envs, NUM_ACTIONS - 1)
         legal = np.zeros(self.num_envs, np.bool_)
         K.batch_step(b.games, acts, legal, a.cfg, a.wild, a.deck, a.totals)
         self.advance(self._all)
         games = b.games
-        n = self.rules.num_players
-        rows = self._all
-        rewards = np.zeros(self.num_envs)
-        if self.round_rewards:
-            rewards += games["deal_reward"][rows, self.seats]
-        games["deal_reward"] = 0.0
+        rewards = b.payments(self.round_rewards)[self._all, self.seats]
         done = b.done.copy()
         truncated = done & games["truncated"]
-        rewards += b.returns()[rows, np.minimum(self.seats, n - 1)]
         illegal = ~legal
         rewards[illegal] = ILLEGAL_REWARD
         terminated = (done & ~truncated) | illegal
@@ -389,7 +348,8 @@ class SoloBatch:
         return observations, rewards.astype(np.float32), terminated, truncated, illegal, final
 
     def _finished_info(self, finished: np.ndarray, illegal: np.ndarray) -> list[dict]:
-        """Each finished episode's info: TrashSoloEnv's final info plus Monitor's ``episode``."""
+        """Each finished episode's info: TrashSoloEnv's final info (``learner_info``) plus
+        Monitor's ``episode``."""
         games = self.batch.games
         n = self.rules.num_players
         masks = self.batch.action_masks(self.seats)
@@ -398,29 +358,23 @@ class SoloBatch:
         for g in finished.tolist():
             seat = int(self.seats[g])
             winners = games["winners"][g, :n].copy()
+            result = {
+                "placing": int(games["placings"][g, seat])
+                if games["done"][g] and winners.any()
+                else 0,
+                "winners": winners,
+                "rounds_won": int(games["rounds_won"][g, seat]),
+                "truncated": bool(games["truncated"][g]),
+            }
+            episode = {
+                "r": round(float(self.episode_return[g]), 6),
+                "l": int(self.episode_length[g]),
+                "t": round(now - self.episode_start[g], 6),
+            }
+            if self.shaping:
+                episode["shaping"] = round(float(self.episode_shaping[g]), 6)
             infos.append(
-                {
-                    "episode": {
-                        "r": round(float(self.episode_return[g]), 6),
-                        "l": int(self.episode_length[g]),
-                        "t": round(now - self.episode_start[g], 6),
-                        **(
-                            {"shaping": round(float(self.episode_shaping[g]), 6)}
-                            if self.shaping
-                            else {}
-                        ),
-                    },
-                    "seat": seat,
-                    "action_mask": masks[g],
-                    "illegal_action": bool(illegal[g]),
-                    "winners": winners,
-                    "won": bool(winners[seat]),
-                    "placing": int(games["placings"][g, seat])
-                    if games["done"][g] and winners.any()
-                    else 0,
-                    "rounds_won": int(games["rounds_won"][g, seat]),
-                    "truncated": bool(games["truncated"][g]),
-                }
+                {"episode": episode, **learner_info(seat, masks[g], bool(illegal[g]), result)}
             )
         return infos
 
@@ -435,13 +389,31 @@ def _spaces(num_players: int, observation: str) -> tuple[spaces.Box, spaces.Disc
     )
 
 
+class _BatchMethods:
+    """What both vector envs ask of their :class:`SoloBatch` the same way."""
+
+    core: SoloBatch
+
+    def action_masks(self) -> np.ndarray:
+        """bool ``(num_envs, 13)``: each learner's legal actions."""
+        return self.core.action_masks()
+
+    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
+        """Replace the opponent pool from each slot's next episode on."""
+        self.core.set_opponents(opponents)
+
+    def set_shaping(self, coef: float) -> None:
+        """The progress shaping's coefficient (agents/training/shaping.py), for the whole batch."""
+        self.core.set_shaping(coef)
+
+
 try:
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnv
 except ImportError:  # the train extra is not installed: only the Gymnasium env is available
     _VecEnv = object  # type: ignore[misc, assignment]
 
 
-class TrashVecEnv(_VecEnv):
+class TrashVecEnv(_BatchMethods, _VecEnv):
     """A stable-baselines3 ``VecEnv`` of ``num_envs`` TrashSolo games stepped as one batch.
 
     Arguments as :class:`trash_env.solo.TrashSoloEnv` (``opponents``, ``seat``,
@@ -506,17 +478,6 @@ class TrashVecEnv(_VecEnv):
                 info["TimeLimit.truncated"] = bool(truncated[g] and not terminated[g])
                 infos[g] = info
         return observations, rewards, terminated | truncated, infos
-
-    def action_masks(self) -> np.ndarray:
-        """bool ``(num_envs, 13)``: each learner's legal actions."""
-        return self.core.action_masks()
-
-    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
-        self.core.set_opponents(opponents)
-
-    def set_shaping(self, coef: float) -> None:
-        """The progress shaping's coefficient (agents/training/shaping.py), for the whole batch."""
-        self.core.set_shaping(coef)
 
     def close(self) -> None:
         pass
@@ -592,7 +553,7 @@ def make_vec_env(
     )
 
 
-class TrashVectorEnv(gym_vector.VectorEnv):
+class TrashVectorEnv(_BatchMethods, gym_vector.VectorEnv):
     """A Gymnasium ``VectorEnv`` over the same batch (same arguments as :class:`TrashVecEnv`).
 
     Autoreset in the same step (``metadata["autoreset_mode"]`` is ``SAME_STEP``): a finished
@@ -665,15 +626,6 @@ class TrashVectorEnv(gym_vector.VectorEnv):
             truncated & ~terminated,
             infos,
         )
-
-    def action_masks(self) -> np.ndarray:
-        return self.core.action_masks()
-
-    def set_opponents(self, opponents: Sequence[Any] | str) -> None:
-        self.core.set_opponents(opponents)
-
-    def set_shaping(self, coef: float) -> None:
-        self.core.set_shaping(coef)
 
     def _infos(self) -> dict:
         masks = self.core.action_masks()
