@@ -11,12 +11,14 @@ games at start sizes 1 to 10 (or the sizes given), with ``greedy`` (``--referenc
 the same opponents on the same deals: one row per setting (:mod:`agents.evaluation.sizes`).
 
 Every rules option of ``trash_env.Rules`` is a flag (``--wilds kings``, ``--jokers``,
-``--losers-reveal``, ...). How line-ups, seatings and duplicate deals are chosen, and how the
-figures are counted: :mod:`agents.evaluation`. Every option, output path included, is checked
-before the first game: a bad one exits at once with code 2 and the reason. Exit codes: 0 done,
-1 a worker process died or a file could not be written (one line; the previous file is left
-whole), 2 bad options, 130 Ctrl-C, 143 SIGTERM (one line said, no traceback;
-the worker processes end with the evaluation, :mod:`agents.evaluation.pool`).
+``--losers-reveal``, ...). A model file trained under other rules of play than the game's is
+refused with the flags of its own game (``--other-rules`` seats it anyway, with a warning: its
+strength there was never measured). How line-ups, seatings and duplicate deals are chosen,
+and how the figures are counted: :mod:`agents.evaluation`. Every option, output path
+included, is checked before the first game: a bad one exits at once with code 2 and the
+reason. Exit codes: 0 done, 1 a worker process died or a file could not be written (one
+line; the previous file is left whole), 2 bad options, 130 Ctrl-C, 143 SIGTERM (one line
+said, no traceback; the worker processes end with the evaluation, :mod:`agents.evaluation.pool`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from agents.evaluation.runner import (
     evaluate,
 )
 from agents.evaluation.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
+from agents.policies.model_file import other_rules_of_play
+from trash_env.agent import make_agent
 from trash_env.cli import (
     Parser,
     add_rules_arguments,
@@ -136,6 +140,12 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--quiet", action="store_true", help="do not print the table")
+    parser.add_argument(
+        "--other-rules",
+        action="store_true",
+        help="seat a model file in a game whose rules of play differ from those it was "
+        "trained under (default: refused, naming the flags of its own game)",
+    )
     add_rules_arguments(parser)
     return parser
 
@@ -152,6 +162,8 @@ def _run(parser: Parser, args: argparse.Namespace) -> int:
     try:
         check_args(args)
         rules = Rules.from_options(**rules_options(args))
+        if not args.other_rules:
+            check_trained_rules(args.agents, rules)
         if args.sizes is not None:
             report = _sizes(args, rules)
         else:
@@ -208,6 +220,24 @@ def _sizes(args: argparse.Namespace, rules: Rules) -> SizesReport:
         backend=args.backend,
         progress=not args.no_progress,
     )
+
+
+def check_trained_rules(specs: Sequence[str], rules: Rules) -> None:
+    """``ValueError`` when one of ``specs`` is a model file trained under other rules of play
+    than ``rules`` (the player count aside: a pretrained model switches to its own), naming the
+    differences and the flags of the model's game, before any game is played."""
+    for spec in dict.fromkeys(specs):
+        sidecar = getattr(make_agent(spec, seed=0), "sidecar", None)
+        if sidecar is None:  # a bot
+            continue
+        differences, flags = other_rules_of_play(sidecar, rules)
+        if differences:
+            own = " ".join(flags) if flags else "its sidecar's rules"
+            raise ValueError(
+                f"{spec} was trained under other rules than this game's: "
+                f"{', '.join(differences)}; evaluate it in its own game ({own}), or pass "
+                "--other-rules to seat it anyway"
+            )
 
 
 def check_args(args: argparse.Namespace) -> None:
