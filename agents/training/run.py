@@ -153,7 +153,7 @@ class Run:
         self.save_model(self.ckpt_dir / f"step_{steps:09d}{MODEL_SUFFIX}")
         state = checkpoint_state(
             self.model,
-            envs=env_states(self.config, self.venv),
+            env=env_states(self.config, self.venv),
             snapshots=self.snapshots,
             imitation=self.imitation,
             flags=self.config.resume_flags(),
