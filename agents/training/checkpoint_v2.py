@@ -113,14 +113,14 @@ def migrate(document: dict, tensors: dict[str, np.ndarray]) -> tuple[dict, dict]
             _walk(e["tree"], arrays(f"envs.{k}", e["arrays"]), {})
             for k, e in enumerate(document["envs"])
         ]
-        if tensors:
-            raise ValueError(f"unexpected tensors {', '.join(sorted(tensors))[:100]}")
         if len(envs) != 1 or "core" not in envs[0]:
             raise ValueError(
                 "it is a version 2 checkpoint of solo envs (--vec dummy or subproc), which "
                 "stored them as objects with nothing to replay their episodes: it cannot be "
                 "migrated, start the run again"
             )
+        if tensors:
+            raise ValueError(f"unexpected tensors {', '.join(sorted(tensors))[:100]}")
         return pack(main, _batched_env(envs[0]))
     except (KeyError, TypeError, IndexError, AttributeError, StopIteration) as error:
         raise ValueError(f"a malformed version 2 checkpoint ({type(error).__name__})") from None

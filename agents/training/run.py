@@ -211,14 +211,15 @@ class Run:
         remove_temp_files(self.dir, self.stem)
         for path in model_files(self.dir, self.stem):
             repair_sidecar_copy(path)
-        if state is not None:
-            self.last_logged = cut_log(self.csv_path, int(state["timesteps"]))
+        # The checkpoint's envs, checked as new games, before the log is touched.
         self.venv = make_venv(
             config,
             self.pool(),
             self.shaping_now or 0.0,
             state["envs"] if state is not None else None,
         )
+        if state is not None:
+            self.last_logged = cut_log(self.csv_path, int(state["timesteps"]))
         if config.checkpoint_every <= config.timesteps:
             try:  # an env a checkpoint cannot hold fails now, not at the first checkpoint
                 env_states(config, self.venv)

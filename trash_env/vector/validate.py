@@ -113,7 +113,7 @@ def check_games(games: np.ndarray, rules: Rules) -> None:
     codes = np.zeros(len(games), np.int64)
     K.batch_violations(games, codes, arrays.cfg, arrays.wild, arrays.totals)
     if codes.any():
-        raise _fail(codes != 0, VIOLATIONS[int(codes[codes != 0][0]) - 1])
+        raise _fail(codes != 0, f"a broken invariant: {VIOLATIONS[int(codes[codes != 0][0]) - 1]}")
 
 
 def check_rng_words(words: np.ndarray, what: str) -> None:
