@@ -51,82 +51,58 @@ def checkpoint_step(path: Path) -> int:
 # ---------------------------------------------------------------------------- writing
 
 
-def pack(main: dict[str, Any], env: tuple[dict, dict[str, np.ndarray]]) -> tuple[dict, dict]:
+def pack(main: dict[str, Any], env: tuple[dict, dict]) -> tuple[dict, dict[str, np.ndarray]]:
     """The document and tensors of a checkpoint: ``main`` holds the training state as
     :func:`read_checkpoint` returns it, ``env`` the envs' document and arrays."""
     optimizer, rng = main["optimizer"], main["rng"]
-    _, keys, pos, has_gauss, cached_gaussian = rng["numpy"]
-    version, internal, gauss = rng["python"]
     tensors = {f"policy/{k}": v for k, v in main["policy"].items()}
     for i, values in optimizer["state"].items():
-        tensors.update({f"optimizer/{i}/{k}": np.asarray(v) for k, v in values.items()})
-    tensors.update(
-        {
-            "rng/torch": rng["torch"],
-            "rng/numpy": np.asarray(keys, np.uint32),
-            "rng/python": np.asarray(internal, np.uint32),
-            "last_obs": main["last_obs"],
-            "last_episode_starts": main["last_episode_starts"],
-        }
-    )
+        tensors.update({f"optimizer/{i}/{k}": v for k, v in values.items()})
+    tensors.update({"rng/torch": rng["torch"], "rng/numpy": rng["numpy"][1]})
+    tensors["rng/python"] = np.asarray(rng["python"][1], np.uint32)
+    tensors.update({k: main[k] for k in ("last_obs", "last_episode_starts")})
     tensors.update({f"env/{k}": v for k, v in env[1].items()})
+    _, _, pos, has_gauss, gaussian = rng["numpy"]
+    numpy = {"pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(gaussian)}
     keep = ("timesteps", "snapshots", "imitation", "flags", "shaping_end", "sb3")
-    document = {
-        "format": FORMAT,
-        "version": VERSION,
-        **{key: main[key] for key in keep},
-        "optimizer": {"param_groups": optimizer["param_groups"]},
-        "rng": {
-            "numpy": dict(
-                zip(NUMPY_RNG, (int(pos), int(has_gauss), float(cached_gaussian)), strict=True)
-            ),
-            "python": {"gauss": gauss},
-        },
-        "env": env[0],
-    }
-    return document, {k: np.ascontiguousarray(v) for k, v in tensors.items()}
+    document = {"format": FORMAT, "version": VERSION, **{key: main[key] for key in keep}}
+    document["optimizer"] = {"param_groups": optimizer["param_groups"]}
+    document["rng"] = {"numpy": numpy, "python": {"gauss": rng["python"][2]}}
+    document["env"] = env[0]
+    return document, {k: np.ascontiguousarray(np.asarray(v)) for k, v in tensors.items()}
 
 
 def _py(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def checkpoint_state(
-    model: Any,
-    env: tuple[dict, dict[str, np.ndarray]],
-    snapshots: list[str],
-    imitation: dict[str, float],
-    flags: dict[str, Any],
-    shaping_end: int,
-) -> tuple[dict, dict]:
-    """A checkpoint of ``model`` at its step (``env``: agents.training.env_state)."""
+def checkpoint_state(model: Any, env: tuple[dict, dict], **fields: Any) -> tuple[dict, dict]:
+    """A checkpoint of ``model`` at its step: ``env`` from agents.training.env_state,
+    ``fields`` the run's ``snapshots``, ``imitation``, ``flags`` and ``shaping_end``."""
     import random
 
     import torch
 
-    optimizer = model.policy.optimizer.state_dict()
+    params = model.get_parameters()  # stable-baselines3's: the policy's and its optimizer's
+    optimizer = params["policy.optimizer"]
+    numpy = {k: v.numpy() for k, v in params["policy"].items()}
     main = {
+        **fields,
         "timesteps": int(model.num_timesteps),
-        "snapshots": list(snapshots),
-        "imitation": dict(imitation),
-        "flags": dict(flags),
-        "shaping_end": int(shaping_end),
-        "policy": {k: v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()},
+        "policy": numpy,
         "optimizer": {
             "state": {
-                int(i): {k: torch.as_tensor(v).detach().cpu().numpy() for k, v in s.items()}
+                i: {k: torch.as_tensor(v).numpy() for k, v in s.items()}
                 for i, s in optimizer["state"].items()
             },
             "param_groups": optimizer["param_groups"],
-        },
+        },  # fmt: skip
         "sb3": {
             "n_updates": int(model._n_updates),
             "episode_num": int(model._episode_num),
             "progress_remaining": float(model._current_progress_remaining),
-            "ep_info_buffer": [
-                {k: _py(v) for k, v in e.items()} for e in model.ep_info_buffer or []
-            ],
-            "ep_success_buffer": [_py(v) for v in model.ep_success_buffer or []],
+            "ep_info_buffer": [{k: _py(v) for k, v in e.items()} for e in model.ep_info_buffer],
+            "ep_success_buffer": [_py(v) for v in model.ep_success_buffer],
         },
         "rng": {
             "torch": torch.get_rng_state().numpy(),
@@ -170,9 +146,8 @@ def _read_container(data: bytes) -> tuple[Any, dict[str, np.ndarray]]:
 
     if data.startswith(OLD_MAGIC):
         raise ValueError(
-            "it is in the old pickle format, which ran any code a crafted file "
-            "held; the format changed to tensors and JSON and old checkpoints "
-            "cannot be resumed: start the run again"
+            "it is in the old pickle format, which ran any code a crafted file held; the format "
+            "changed to tensors and JSON and old checkpoints cannot be resumed: start the run again"
         )
     size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
     if not 0 <= size <= min(MAX_HEADER_BYTES, len(data) - 8):
@@ -181,66 +156,56 @@ def _read_container(data: bytes) -> tuple[Any, dict[str, np.ndarray]]:
     metadata = header.get("__metadata__") if isinstance(header, dict) else None
     if not isinstance(metadata, dict) or set(metadata) != {METADATA_KEY}:
         raise ValueError("not a train.py checkpoint (no trash-env checkpoint metadata)")
-    document = parse_json(metadata[METADATA_KEY], "its document", max_depth=2000)
+    document = parse_json(metadata[METADATA_KEY], "its document", max_depth=200)
     try:
-        tensors = load(data)
+        return document, load(data)
     except Exception as error:  # safetensors' own errors (no code runs): say what they say
         raise ValueError(f"damaged or truncated ({str(error)[:200]})") from None
-    return document, tensors
 
 
-def check_document(document: Any) -> None:
-    """``ValueError`` naming the first place where ``document`` breaks the schema."""
+def _take(tensors: dict[str, np.ndarray], name: str, dtype: Any, rank: int = -1) -> Any:
+    array = tensors.pop(name, None)
+    if array is None or array.dtype != dtype or rank not in (-1, array.ndim):
+        raise ValueError(f"the tensor {name} is missing or not {np.dtype(dtype)} (rank {rank})")
+    return array
+
+
+def unpack(document: dict, tensors: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The training state of a document checked against the schema, and its tensors (each
+    checked here or, the env's, by agents.training.env_state)."""
     from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
     error = best_match(_validator().iter_errors(document))
     if error is not None:
         where = "/".join(map(str, error.absolute_path)) or "top level"
         raise ValueError(f"its document at {where}: {error.message[:200]}")
-
-
-def _take(tensors: dict[str, np.ndarray], name: str, dtype: Any, rank: int) -> np.ndarray:
-    array = tensors.pop(name, None)
-    if array is None or array.dtype != dtype or array.ndim != rank:
-        raise ValueError(f"the tensor {name} is missing or not {np.dtype(dtype)} of rank {rank}")
-    return array
-
-
-def unpack(document: dict, tensors: dict[str, np.ndarray]) -> dict[str, Any]:
-    """The training state of a checked document and its tensors (each tensor is checked here
-    or, the env's, by agents.training.env_state)."""
     state = {k: v for k, v in document.items() if k not in ("format", "version", "env", "rng")}
     fixed = {name: _take(tensors, name, *kind) for name, kind in FIXED.items()}
-    state["policy"] = {
-        name[7:]: _take(tensors, name, np.float32, tensors[name].ndim)
-        for name in [n for n in tensors if n.startswith("policy/")]
-    }
-    if not state["policy"]:
-        raise ValueError("it holds no policy tensors")
+    names = sorted(tensors)
+    state["policy"] = {n[7:]: _take(tensors, n, np.float32) for n in names if n[:7] == "policy/"}
     optimizer: dict[int, dict[str, np.ndarray]] = {}
-    for name in [n for n in tensors if n.startswith("optimizer/")]:
-        match = re.fullmatch(r"optimizer/(\d{1,4})/(\w{1,64})", name)
-        if match is None:
+    for name in [n for n in names if n.startswith("optimizer/")]:
+        if not re.fullmatch(r"optimizer/\d{1,4}/\w{1,64}", name):
             raise ValueError(f"a bad tensor name {name[:80]!r}")
-        array = _take(tensors, name, np.float32, tensors[name].ndim)
-        optimizer.setdefault(int(match.group(1)), {})[match.group(2)] = array
+        _, i, key = name.split("/")
+        optimizer.setdefault(int(i), {})[key] = _take(tensors, name, np.float32)
     state["optimizer"] = {"state": optimizer, **document["optimizer"]}
-    numpy, python = document["rng"]["numpy"], document["rng"]["python"]
+    if set(optimizer) != {p for g in document["optimizer"]["param_groups"] for p in g["params"]}:
+        raise ValueError("its optimizer state does not cover its parameters")
     if fixed["rng/numpy"].shape != (624,) or fixed["rng/python"].shape != (625,):
         raise ValueError("its numpy or python random state has the wrong length")
+    numpy, gauss = document["rng"]["numpy"], document["rng"]["python"]["gauss"]
     state["rng"] = {
         "torch": fixed["rng/torch"],
-        "numpy": ("MT19937", fixed["rng/numpy"], *(numpy[k] for k in NUMPY_RNG)),
-        "python": (3, tuple(int(x) for x in fixed["rng/python"]), python["gauss"]),
-    }
+        "numpy": ("MT19937", fixed["rng/numpy"], numpy["pos"], numpy["has_gauss"],
+                  numpy["cached_gaussian"]),
+        "python": (3, tuple(int(x) for x in fixed["rng/python"]), gauss),
+    }  # fmt: skip
     state.update(last_obs=fixed["last_obs"], last_episode_starts=fixed["last_episode_starts"])
-    env_arrays = {n[4:]: tensors.pop(n) for n in [n for n in tensors if n.startswith("env/")]}
-    if tensors:
-        raise ValueError(f"unexpected tensors {', '.join(sorted(tensors))[:200]}")
-    env = document["env"]
-    state["envs"] = [{**env, "arrays": env_arrays}] if env["kind"] == "batched" else env["envs"]
-    if env["kind"] != "batched" and env_arrays:
-        raise ValueError("solo envs hold no arrays")
+    env, arrays = document["env"], {n[4:]: tensors.pop(n) for n in names if n[:4] == "env/"}
+    if tensors or (env["kind"] != "batched" and arrays) or not state["policy"]:
+        raise ValueError(f"unexpected or missing tensors ({', '.join(sorted(tensors))[:200]})")
+    state["envs"] = [{**env, "arrays": arrays}] if env["kind"] == "batched" else env["envs"]
     return state
 
 
@@ -249,19 +214,14 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     from agents.training.checkpoint_v2 import migrate
 
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ValueError(f"{size} bytes, more than the {MAX_FILE_BYTES} allowed")
-        data = path.read_bytes()
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ValueError(f"more than the {MAX_FILE_BYTES} bytes allowed")
+        document, tensors = _read_container(path.read_bytes())
     except OSError as error:
         raise ValueError(f"cannot read it ({error.strerror or error})") from None
-    document, tensors = _read_container(data)
     if isinstance(document, dict) and document.get("version") == 2:
-        document, tensors = migrate(document, tensors)
-    check_document(document)
-    state = unpack(document, tensors)
-    state["path"] = str(path)
-    return state
+        document, tensors = pack(*migrate(document, tensors))
+    return {**unpack(document, tensors), "path": str(path)}
 
 
 def find_checkpoint(where: Path) -> dict[str, Any]:
@@ -269,49 +229,33 @@ def find_checkpoint(where: Path) -> dict[str, Any]:
     is refused is reported on stderr, in one line, and the previous one is used."""
     from trash_env.files import safe_text
 
-    if where.is_dir():
-        candidates = sorted(
-            where.glob("step_*" + CHECKPOINT_SUFFIX), key=checkpoint_step, reverse=True
+    shown = safe_text(repr(str(where)))
+    if where.is_file() and where.suffix != CHECKPOINT_SUFFIX:
+        raise ValueError(
+            f"--resume takes a step_N{CHECKPOINT_SUFFIX} checkpoint written by train.py or "
+            f"its directory, got {shown}"
         )
-        if not candidates:
-            raise ValueError(
-                f"--resume: no step_N{CHECKPOINT_SUFFIX} checkpoint in "
-                f"{safe_text(repr(str(where)))}"
-            )
-    elif where.is_file():
-        if where.suffix != CHECKPOINT_SUFFIX:
-            raise ValueError(
-                f"--resume takes a step_N{CHECKPOINT_SUFFIX} checkpoint written "
-                f"by train.py or its directory, got {safe_text(repr(str(where)))}"
-            )
-        step = checkpoint_step(where)
-        older = [
-            p
-            for p in where.parent.glob("step_*" + CHECKPOINT_SUFFIX)
-            if 0 <= checkpoint_step(p) < step
-        ]
-        candidates = [where] + sorted(older, key=checkpoint_step, reverse=True)
-    else:
-        raise ValueError(f"--resume: checkpoint {safe_text(repr(str(where)))} not found")
+    if not where.exists():
+        raise ValueError(f"--resume: checkpoint {shown} not found")
+    folder, newest = (where, 10**13) if where.is_dir() else (where.parent, checkpoint_step(where))
+    older = [p for p in folder.glob("step_*" + CHECKPOINT_SUFFIX) if checkpoint_step(p) < newest]
+    candidates = ([] if where.is_dir() else [where]) + sorted(
+        [p for p in older if checkpoint_step(p) >= 0], key=checkpoint_step, reverse=True
+    )
+    if not candidates:
+        raise ValueError(f"--resume: no step_N{CHECKPOINT_SUFFIX} checkpoint in {shown}")
     for path in candidates:
         try:
             state = read_checkpoint(path)
         except ValueError as error:
-            print(
-                f"train.py: --resume: skipping checkpoint {safe_text(path)}: {safe_text(error)}",
-                file=sys.stderr,
-            )
+            print(f"train.py: --resume: skipping checkpoint {safe_text(path)}: {safe_text(error)}",
+                  file=sys.stderr)  # fmt: skip
             continue
         if path != candidates[0]:
-            print(
-                f"train.py: --resume: using the previous good checkpoint {safe_text(path)}",
-                file=sys.stderr,
-            )
+            print(f"train.py: --resume: using the previous good checkpoint {safe_text(path)}",
+                  file=sys.stderr)  # fmt: skip
         return state
-    raise ValueError(
-        f"--resume: no usable checkpoint in {safe_text(repr(str(where)))} (every "
-        "one is damaged or refused)"
-    )
+    raise ValueError(f"--resume: no usable checkpoint in {shown} (every one is damaged or refused)")
 
 
 # ---------------------------------------------------------------------------- restoring
@@ -326,41 +270,36 @@ def restore_model(state: dict[str, Any], venv: Any, model: Any) -> Any:
     import torch
 
     where = "--resume: the checkpoint's"
-    try:
-        model.policy.load_state_dict(
-            {k: torch.from_numpy(v.copy()) for k, v in state["policy"].items()}
-        )
-    except (RuntimeError, ValueError) as error:
-        raise ValueError(
-            f"{where} policy does not fit this network ({str(error).splitlines()[0][:200]})"
-        ) from None
     optimizer = state["optimizer"]
     groups = [
-        {**g, "betas": tuple(g["betas"])} if isinstance(g.get("betas"), list) else g
-        for g in optimizer["param_groups"]
+        {**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in optimizer["param_groups"]
     ]
-    tensors = {
-        i: {k: torch.from_numpy(v.copy()) for k, v in s.items()}
-        for i, s in optimizer["state"].items()
-    }
+    params = {
+        "policy": {k: torch.from_numpy(v.copy()) for k, v in state["policy"].items()},
+        "policy.optimizer": {
+            "state": {i: {k: torch.from_numpy(v.copy()) for k, v in s.items()}
+                      for i, s in optimizer["state"].items()},
+            "param_groups": groups,
+        },
+    }  # fmt: skip
     try:
-        model.policy.optimizer.load_state_dict({"state": tensors, "param_groups": groups})
+        model.set_parameters(params, exact_match=True)  # stable-baselines3's: strict
     except (RuntimeError, ValueError, KeyError, TypeError) as error:
+        first = (str(error).splitlines() or [type(error).__name__])[0][:200]
         raise ValueError(
-            f"{where} optimizer state does not fit this network ({str(error)[:200]})"
+            f"{where} policy or optimizer does not fit this network ({first})"
         ) from None
     obs, starts = state["last_obs"], state["last_episode_starts"]
     if obs.shape != (venv.num_envs, *venv.observation_space.shape) or starts.shape != (
         venv.num_envs,
     ):
         raise ValueError(f"{where} last observations do not fit these envs")
-    sb3 = state["sb3"]
+    sb3, window = state["sb3"], model._stats_window_size
     model.num_timesteps = int(state["timesteps"])
-    model._n_updates = sb3["n_updates"]
-    model._episode_num = sb3["episode_num"]
+    model._n_updates, model._episode_num = sb3["n_updates"], sb3["episode_num"]
     model._current_progress_remaining = sb3["progress_remaining"]
-    model.ep_info_buffer = deque(sb3["ep_info_buffer"], maxlen=model._stats_window_size)
-    model.ep_success_buffer = deque(sb3["ep_success_buffer"], maxlen=model._stats_window_size)
+    model.ep_info_buffer = deque(sb3["ep_info_buffer"], maxlen=window)
+    model.ep_success_buffer = deque(sb3["ep_success_buffer"], maxlen=window)
     model._last_obs = obs.astype(venv.observation_space.dtype)
     model._last_episode_starts = starts
     # The model's constructor reseeded every generator: put back the checkpoint's states.

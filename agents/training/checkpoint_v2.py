@@ -100,9 +100,9 @@ def _batched_env(venv: dict[str, Any]) -> tuple[dict, dict[str, np.ndarray]]:
     return document, arrays
 
 
-def migrate(document: dict, tensors: dict[str, np.ndarray]) -> tuple[dict, dict]:
-    """A version 2 document and its tensors as version 3's (then checked as any version 3)."""
-    from agents.training.checkpoint import pack
+def migrate(document: dict, tensors: dict[str, np.ndarray]) -> tuple[dict, tuple[dict, dict]]:
+    """A version 2 document and its tensors as the training state and env fields that
+    agents.training.checkpoint.pack writes as version 3 (then checked as any version 3)."""
 
     def arrays(prefix: str, count: Any) -> list[np.ndarray]:
         return [tensors.pop(f"{prefix}.{i}") for i in range(min(int(count), len(tensors)))]
@@ -121,6 +121,6 @@ def migrate(document: dict, tensors: dict[str, np.ndarray]) -> tuple[dict, dict]
             )
         if tensors:
             raise ValueError(f"unexpected tensors {', '.join(sorted(tensors))[:100]}")
-        return pack(main, _batched_env(envs[0]))
+        return main, _batched_env(envs[0])
     except (KeyError, TypeError, IndexError, AttributeError, StopIteration) as error:
         raise ValueError(f"a malformed version 2 checkpoint ({type(error).__name__})") from None

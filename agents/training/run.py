@@ -153,11 +153,11 @@ class Run:
         self.save_model(self.ckpt_dir / f"step_{steps:09d}{MODEL_SUFFIX}")
         state = checkpoint_state(
             self.model,
-            env=env_states(self.config, self.venv),
-            snapshots=self.snapshots,
-            imitation=self.imitation,
-            flags=self.config.resume_flags(),
-            shaping_end=self.shaping_end,
+            env_states(self.config, self.venv),
+            snapshots=list(self.snapshots),
+            imitation=dict(self.imitation),
+            flags=dict(self.config.resume_flags()),
+            shaping_end=int(self.shaping_end),
         )
         write_checkpoint(self.ckpt_dir / f"step_{steps:09d}{CHECKPOINT_SUFFIX}", state)
 
