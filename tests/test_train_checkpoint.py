@@ -213,7 +213,7 @@ def _episode(d: dict) -> dict:
         (lambda d, t: _episode(d).__setitem__("actions", [12] * 5), "does not replay"),
         (lambda d, t: _episode(d).__setitem__("opponents", ["os"]), "unknown agent 'os'"),
         (lambda d, t: d["env"]["envs"].pop(), "the checkpoint holds 1 envs, --envs is 2"),
-        (lambda d, t: t.__setitem__("evil", np.zeros(1)), "unexpected tensors evil"),
+        (lambda d, t: t.__setitem__("evil", np.zeros(1)), "unexpected or missing tensors (evil)"),
         (lambda d, t: t.pop("rng/torch"), "the tensor rng/torch is missing"),
         (lambda d, t: t.__setitem__("rng/numpy", np.zeros(3, np.uint32)), "wrong length"),
     ],

@@ -1,15 +1,8 @@
-"""The checkpoint file: everything resuming needs to continue a run bit for bit, as named
-fields, and nothing that runs code when read.
-
-``step_N.ckpt`` is a safetensors file: its tensors are named arrays (``policy/<name>``,
-``optimizer/<param>/<name>``, ``rng/torch``, ``rng/numpy``, ``rng/python``, ``last_obs``,
-``last_episode_starts``, ``env/...``), its metadata one JSON document, version 3, that
-``checkpoint.schema.json`` describes (the counters, schedules, self-play pool, optimizer
-settings, random states and envs). No field names a module, a class or a private attribute:
-code can be moved or renamed and old files still load. Reading checks the container, the
-document against the schema and every tensor's name, type and shape before anything is used;
-the envs are then checked as hard as new games (agents.training.env_state). Version 2 files
-are read through agents.training.checkpoint_v2; the older pickle format is refused.
+"""The checkpoint file: what resuming needs to continue a run bit for bit, as named fields
+(safetensors tensors and one JSON document, version 3, that ``checkpoint.schema.json``
+describes; docs/training.md lists them). No field names a module, a class or a private
+attribute, so code can move and old files still load; reading checks everything before use and
+runs no code. Version 2 files are read through agents.training.checkpoint_v2.
 """
 
 from __future__ import annotations
@@ -32,7 +25,6 @@ METADATA_KEY = "trash_env_checkpoint"
 OLD_MAGIC = b"trash-env checkpoint v1\n"  # the pickle format, refused
 MAX_FILE_BYTES = 16 * 2**30
 MAX_HEADER_BYTES = 1 << 28
-NUMPY_RNG = ("pos", "has_gauss", "cached_gaussian")
 FIXED = {  # tensor name -> (dtype, rank)
     "rng/torch": (np.uint8, 1),
     "rng/numpy": (np.uint32, 1),
@@ -85,18 +77,13 @@ def checkpoint_state(model: Any, env: tuple[dict, dict], **fields: Any) -> tuple
 
     params = model.get_parameters()  # stable-baselines3's: the policy's and its optimizer's
     optimizer = params["policy.optimizer"]
-    numpy = {k: v.numpy() for k, v in params["policy"].items()}
+    state = {i: {k: torch.as_tensor(v).numpy() for k, v in s.items()}
+             for i, s in optimizer["state"].items()}  # fmt: skip
     main = {
         **fields,
         "timesteps": int(model.num_timesteps),
-        "policy": numpy,
-        "optimizer": {
-            "state": {
-                i: {k: torch.as_tensor(v).numpy() for k, v in s.items()}
-                for i, s in optimizer["state"].items()
-            },
-            "param_groups": optimizer["param_groups"],
-        },  # fmt: skip
+        "policy": {k: v.numpy() for k, v in params["policy"].items()},
+        "optimizer": {"state": state, "param_groups": optimizer["param_groups"]},
         "sb3": {
             "n_updates": int(model._n_updates),
             "episode_num": int(model._episode_num),

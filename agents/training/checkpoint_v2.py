@@ -1,12 +1,8 @@
-"""Reading version 2 checkpoints (written before 0.x's schema): a migration to version 3.
-
-Version 2 stored each object attribute by attribute under its ``module:qualname``. Here that
-tree is walked as plain data (objects become dicts of their attributes; nothing is built from
-a class name) and the fields version 3 names are picked out of it: the training state, and of
-a batched env its games, seating, generators and pool. The rules tables version 2 stored are
-compared with those of its rules and refused when they differ; they are rebuilt from the
-rules, never read. Solo envs (``--vec dummy``/``subproc``) were stored as whole objects
-mid-episode, with nothing that replays the episode: they cannot be migrated.
+"""Version 2 checkpoints (objects stored attribute by attribute under ``module:qualname``)
+migrated to version 3's fields: the tree is walked as plain data (objects become dicts; nothing
+is built from a class name) and the fields are picked out of it. Its rules tables must equal
+its rules' (they are rebuilt, never read). Solo envs were stored as objects with nothing that
+replays their episodes: they cannot be migrated.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
-"""The training envs mid-episode as a checkpoint stores them, by named fields, and their checks
-on the way back.
+"""The training envs mid-episode as named fields, and their checks on the way back.
 
-The batch (``TrashVecEnv``): its games as one array per record field, the per-game seating and
-episode figures, its generators' states, the opponent pool and the policies still seated. A
-restored batch is a new batch of the run's settings given those fields once
-:mod:`trash_env.vector.validate` has checked them as hard as new games.
-
-A solo env (``Checkpointable(ProgressShaping(Monitor(TrashSoloEnv)))``): what replays its
-episode (the env's generator state before the reset, the reset's seed, the opponent pool then,
-the learner's actions since) and the shaping wrapper's figures. A restored env is a new env
-that replays them through the engine, which checks every action.
+The batch: its games one array per record field, its seating, episode figures, generators and
+pool; restored into a new batch once :mod:`trash_env.vector.validate` has checked them as new
+games. A solo env: what replays its episode (the generator's state before the reset, the seed,
+the pool then, the learner's actions) and the shaping's figures; restored by replaying it
+through the engine, which checks every action.
 """
 
 from __future__ import annotations
