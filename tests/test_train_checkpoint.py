@@ -211,7 +211,10 @@ def _episode(d: dict) -> dict:
         (lambda d, t: d["flags"].__setitem__("vec", None), "--vec None (given 'dummy')"),
         (lambda d, t: _episode(d)["actions"].append(99), "99 is greater than the maximum of 12"),
         (lambda d, t: _episode(d).__setitem__("actions", [12] * 5), "does not replay"),
-        (lambda d, t: _episode(d).__setitem__("opponents", ["os"]), "unknown agent 'os'"),
+        (
+            lambda d, t: _episode(d).__setitem__("opponents", ["os"]),
+            "outside the run's pool ('os')",
+        ),
         (lambda d, t: d["env"]["envs"].pop(), "the checkpoint holds 1 envs, --envs is 2"),
         (lambda d, t: t.__setitem__("evil", np.zeros(1)), "unexpected or missing tensors (evil)"),
         (lambda d, t: t.pop("rng/torch"), "the tensor rng/torch is missing"),
@@ -307,6 +310,7 @@ def _all_games_0xff(d: dict, t: dict) -> None:
         (lambda d, t: t["env/opponent_kinds"].__setitem__((0, 5), 3), "a bad opponent seat"),
         (lambda d, t: t["env/opponent_policy"].__setitem__(slice(None), 9), "bad opponent seat"),
         (lambda d, t: t.pop("env/games/held"), "games' fields differ from this version's (held)"),
+        (lambda d, t: d["env"]["policies"].append("search"), "outside the run's pool ('search')"),
         (lambda d, t: d["env"]["rules"].__setitem__("num_players", 3), "plays other rules"),
     ],
 )

@@ -29,7 +29,15 @@ BATCH_ARRAYS = {
     "shaping_potential": "potential",
     "shaping_deals": "deals_seen",
 }
+SNAPSHOT = ".safetensors:deterministic=false"  # a self-play snapshot's spec (envs.opponent_pool)
 SHAPING = {"coef": "coef", "potential": "_phi", "deals": "_deals", "sum": "_sum", "fresh": "_fresh"}
+
+
+def check_from_run(specs: list[str | None], pool: list[str]) -> None:
+    """Opponents a checkpoint names must be the run's: its pool's, or self-play snapshots."""
+    for spec in specs:
+        if spec is not None and spec not in pool and not spec.endswith(SNAPSHOT):
+            raise ValueError(f"names an opponent outside the run's pool ({spec[:100]!r})")
 
 
 def batched_env_state(venv: Any) -> tuple[dict, dict[str, np.ndarray]]:
@@ -71,6 +79,7 @@ def restore_batched_env(saved: list[Any], config: Any, reference: Any) -> Any:
         if env["opponents"] != core.opponent_specs:
             raise ValueError("has another opponent pool")
         pool = len(core.opponent_specs)
+        check_from_run(env["policies"][pool:], core.opponent_specs)
         policies = core.policies + [
             _classify(spec)[2] if spec is not None else None for spec in env["policies"][pool:]
         ]
@@ -155,6 +164,7 @@ def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkp
     episode, pool = saved["episode"], list(solo._pool)
     try:
         if episode is not None:
+            check_from_run(episode["opponents"], pool)
             solo.set_opponents(episode["opponents"])
             solo._rng.bit_generator.state = episode["rng"]
             env.reset(seed=episode["seed"])
