@@ -208,6 +208,7 @@ def _episode(d: dict) -> dict:
         (lambda d, t: d.pop("timesteps"), "'timesteps' is a required property"),
         (lambda d, t: d.__setitem__("timesteps", "many"), "at timesteps: 'many' is not of type"),
         (lambda d, t: d.__setitem__("version", 1), "at version: 3 was expected"),
+        (lambda d, t: d["sb3"].__setitem__("progress_remaining", np.nan), "not finite"),
         (lambda d, t: d["flags"].__setitem__("vec", None), "--vec None (given 'dummy')"),
         (lambda d, t: _episode(d)["actions"].append(99), "99 is greater than the maximum of 12"),
         (lambda d, t: _episode(d).__setitem__("actions", [12] * 5), "does not replay"),

@@ -166,6 +166,10 @@ def unpack(document: dict, tensors: dict[str, np.ndarray]) -> dict[str, Any]:
     if error is not None:
         where = "/".join(map(str, error.absolute_path)) or "top level"
         raise ValueError(f"its document at {where}: {error.message[:200]}")
+    try:  # NaN passes every range of the schema (its comparisons are false)
+        json.dumps(document, allow_nan=False)
+    except ValueError:
+        raise ValueError("its document holds a number that is not finite") from None
     state = {k: v for k, v in document.items() if k not in ("format", "version", "env", "rng")}
     fixed = {name: _take(tensors, name, *kind) for name, kind in FIXED.items()}
     names = sorted(tensors)
