@@ -208,7 +208,10 @@ def _episode(d: dict) -> dict:
         (lambda d, t: d.pop("timesteps"), "'timesteps' is a required property"),
         (lambda d, t: d.__setitem__("timesteps", "many"), "at timesteps: 'many' is not of type"),
         (lambda d, t: d.__setitem__("version", 1), "at version: 3 was expected"),
-        (lambda d, t: d["sb3"].__setitem__("progress_remaining", np.nan), "not finite"),
+        (
+            lambda d, t: d["sb3"].__setitem__("progress_remaining", np.nan),
+            "NaN is not a JSON number",
+        ),
         (lambda d, t: d["flags"].__setitem__("vec", None), "--vec None (given 'dummy')"),
         (lambda d, t: _episode(d)["actions"].append(99), "99 is greater than the maximum of 12"),
         (lambda d, t: _episode(d).__setitem__("actions", [12] * 5), "does not replay"),
@@ -374,3 +377,17 @@ def test_a_resumed_batch_runs_the_kernels_within_bounds_with_numba_boundscheck(b
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().splitlines()[-1] == "bounds checked"
+
+
+def test_a_version_2_checkpoint_with_a_nan_counter_is_refused():
+    """JSON has no NaN, but version 2 stored floats as {"float": "nan"}: a migrated one must
+    not pass the schema's ranges (every comparison with NaN is false)."""
+    from agents.training.checkpoint import pack, unpack
+
+    document, tensors = _parts(V2 / "step_000000064.ckpt")
+    sb3 = dict(document["main"]["dict"])["sb3"]
+    for pair in sb3["dict"]:
+        if pair[0] == "progress_remaining":
+            pair[1] = {"float": "nan"}
+    with pytest.raises(ValueError, match="a number that is not finite"):
+        unpack(*pack(*migrate(document, tensors)))
