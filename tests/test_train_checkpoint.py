@@ -122,7 +122,9 @@ def _one_sentence_refusal(code: int, captured, message: str) -> None:
     assert code == 2, captured
     assert message in captured.err, captured.err
     assert "Traceback" not in captured.err
-    errors = [line for line in captured.err.splitlines() if line.startswith("python train.py: error")]
+    errors = [
+        line for line in captured.err.splitlines() if line.startswith("python train.py: error")
+    ]
     assert len(errors) == 1
 
 
