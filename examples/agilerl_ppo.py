@@ -2,42 +2,16 @@
 
     pip install -e ".[vector]"   # the batched env below
     pip install "agilerl==2.58.0" "peft==0.21.0" && pip install "pettingzoo==1.27.0"
-    python examples/agilerl_ppo.py
+    python examples/agilerl_ppo.py                  # the default run
+    python examples/agilerl_ppo.py --wilds kings    # a rules variant (train.py's rules flags)
 
-AgileRL's ``PPO`` takes the action mask in ``get_action``, stores it in its ``RolloutBuffer``
-and masks the same logits again in ``learn``, so a masked discrete game fits it directly (its
-DQN takes the mask when acting, but its learning target maxes over all 13 actions; the
-previous example, self-play DQN, got worse with more steps). The learner's seat is drawn per
-game against ``greedy`` in 256 batched games
-(``trash_env.vector.TrashVectorEnv(opponents=["greedy"], observation="pairs")``): training
-against the bot, not self-play, is what reached greedy's level fastest in ``train.py``, and
-this uses ``train.py``'s recipe: the pairs observation, lr 1e-3, gamma 0.995, entropy 0.01,
-rollouts of 4096 decisions (256 games x 16), minibatches of 1024, 2 epochs, Tanh layers of 128,
-the reward only at the game's end. One addition: the learning rate decays linearly to 0 at
-``--steps``. With a constant 1e-3 the win rate against greedy stalled at 0.46 (0.464
-[0.442, 0.485] after 1.2M decisions, 1000 deals); with the decay the same 1.2M reached 0.500
-[0.469, 0.531] (500 deals). AgileRL learns more slowly per decision than ``train.py``'s
-MaskablePPO (0.40 at 300k decisions in the default run; ``train.py`` is at 0.50 by 250k), but
-its updates are cheap: the default budget is 1.5M decisions.
-
-The loop is AgileRL's ``collect_rollouts`` written out, with one change: AgileRL 2.58's
-``RolloutBuffer.compute_returns_and_advantages`` reads ``dones[t + 1]`` as "step t ended its
-episode" (CleanRL's convention: ``dones[t]`` says that observation t starts a new one), while
-its ``collect_rollouts`` stores step t's own end at ``dones[t]``; read that way, a game's
-win or loss would reach only its last decision, which would also bootstrap from the next
-game's first value. This loop stores the previous step's end.
-
-The networks are AgileRL's own ``StochasticActor`` and ``ValueNetwork`` (separate encoders, no
-layer norm), which need a hidden layer in the head too: 261 inputs, three Tanh layers of 128,
-13 logits (the critic: 1 value). Their ``nn.Linear`` layers are the model file; it plays the
-net's masked argmax.
-
-Measured, the default command (seed 0; 2 cores shared with other jobs, load average 6):
-1,503,232 decisions, 0 illegal moves; on 1000 duplicate deals (2000 games each) against
-greedy 0.487 [0.465, 0.509], against random 0.993 [0.988, 0.996]; 210 s of CPU, 460 s of wall
-time (training 234 s, evaluation 198 s of it, the four curve points included). With
-``--seed 1``: 0.502 [0.480, 0.524] against greedy, 0.992 [0.987, 0.995] against random, 206 s
-of CPU, 506 s of wall time.
+AgileRL's own pieces: its ``PPO`` (``get_action`` with the action mask, the ``RolloutBuffer``
+that stores it, ``learn`` that masks the same logits again) and its ``StochasticActor`` and
+``ValueNetwork``, over ``--envs`` batched games (``trash_env.vector``) with the learner in a
+random seat. The loop is AgileRL's ``collect_rollouts`` written out, but for the done flags
+(see the loop). The settings sit in one block below; the model file, its curve and the
+summary come from ``agents.training.pipeline``. Measured figures and why these settings:
+docs/integrations.md.
 """
 
 from __future__ import annotations
@@ -50,17 +24,71 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
+from agents.training.pipeline import (  # noqa: E402
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)
 
-try:
-    import agilerl  # noqa: F401
-except ModuleNotFoundError as error:  # no extra: AgileRL caps pettingzoo below trash_env's floor
-    raise ModuleNotFoundError(
-        "agilerl is not installed; install it, its undeclared peft dependency, then the "
-        'pettingzoo trash_env needs: pip install "agilerl==2.58.0" "peft==0.21.0" && '
-        'pip install "pettingzoo==1.27.0" (see docs/integrations.md)',
-        name="agilerl",
-    ) from error
+NAME = "agilerl_ppo"
+# No extra: AgileRL caps pettingzoo below trash_env's floor (docs/integrations.md): the batched
+# env, AgileRL and its undeclared peft dependency, then the pettingzoo trash_env needs.
+AGILERL_INSTALL = (
+    'pip install "trash-env[vector,plot]" "agilerl==2.58.0" "peft==0.21.0" && '
+    'pip install "pettingzoo==1.27.0"'
+)
+# ---- settings (the flags below default to them) ----
+STEPS = 1_500_000  # --steps: learner decisions of training
+EVAL_EVERY = 300_000  # --eval-every: decisions between learning-curve points
+NUM_ENVS = 256  # --envs: games played at once
+N_STEPS = 16  # --n-steps: decisions per game per rollout (rollout = NUM_ENVS * N_STEPS)
+LR = 1e-3  # --lr: decayed linearly to 0 at --steps
+GAMMA = 0.995  # --gamma
+ENT_COEF = 0.01  # --ent-coef
+BATCH_SIZE = 1024  # --batch-size: PPO minibatch
+EPOCHS = 2  # --epochs: PPO epochs per update
+HIDDEN = 128  # --hidden: width of the Tanh layers
+GAE_LAMBDA = 0.95
+VF_COEF = 0.5
+CLIP_COEF = 0.2
+MAX_GRAD_NORM = 0.5
+OPPONENTS = "greedy"  # --opponents: the opponent pool, comma-separated bot specs
+
+
+def parse_args(argv: list[str] | None = None):
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
+    parser.add_argument(
+        "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games played at once"
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=N_STEPS,
+        help="decisions per game per rollout",
+    )
+    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=LR)
+    parser.add_argument("--gamma", type=real_number(0, 1), default=GAMMA)
+    parser.add_argument("--ent-coef", type=real_number(0, 10), default=ENT_COEF)
+    parser.add_argument(
+        "--batch-size", type=whole_number(1, 10_000_000), default=BATCH_SIZE, help="PPO minibatch"
+    )
+    parser.add_argument(
+        "--epochs", type=whole_number(1, 1_000), default=EPOCHS, help="PPO epochs per update"
+    )
+    parser.add_argument(
+        "--hidden", type=whole_number(1, 4_096), default=HIDDEN, help="width of the Tanh layers"
+    )
+    parser.add_argument(
+        "--opponents", default=OPPONENTS, help="the opponent pool, comma-separated bot specs"
+    )
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, AGILERL_INSTALL, "agilerl", "torch", "numba", "matplotlib")
+
 
 import torch  # noqa: E402
 from agilerl.algorithms.ppo import PPO  # noqa: E402
@@ -70,37 +98,6 @@ from trash_env.vector import TrashVectorEnv  # noqa: E402
 
 # AgileRL's own use of tensordict (not this script's) warns of a tensordict 0.14 change.
 warnings.filterwarnings("ignore", "TensorDict.to_module", FutureWarning)
-
-NAME = "agilerl_ppo"
-
-
-def parse_args(argv: list[str] | None = None):
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=1_500_000, eval_every=300_000)
-    parser.add_argument(
-        "--envs", type=whole_number(1, 4_096), default=256, help="games played at once"
-    )
-    parser.add_argument(
-        "--n-steps",
-        type=whole_number(1, 100_000),
-        default=16,
-        help="decisions per game per rollout",
-    )
-    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
-    parser.add_argument("--gamma", type=real_number(0, 1), default=0.995)
-    parser.add_argument("--ent-coef", type=real_number(0, 10), default=0.01)
-    parser.add_argument(
-        "--batch-size", type=whole_number(1, 10_000_000), default=1024, help="PPO minibatch"
-    )
-    parser.add_argument(
-        "--epochs", type=whole_number(1, 1_000), default=2, help="PPO epochs per update"
-    )
-    parser.add_argument(
-        "--hidden", type=whole_number(1, 4_096), default=128, help="width of the Tanh layers"
-    )
-    parser.add_argument(
-        "--opponents", default="greedy", help="the opponent pool, comma-separated bot specs"
-    )
-    return parser.parse_args(argv)
 
 
 def linear_layers(network: nn.Module) -> list[nn.Linear]:
@@ -113,13 +110,13 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)  # AgileRL shuffles its minibatches with numpy's global generator
     torch.set_num_threads(1)
-    run = PipelineRun(args, NAME, library="agilerl", features="pairs")
+    run = PipelineRun(args, NAME, library="agilerl", features="pairs")  # owns the rules
     envs = TrashVectorEnv(
         args.envs,
         opponents=args.opponents.split(","),
         observation="pairs",
         seed=args.seed,
-        num_players=args.players,
+        **run.env_options,
     )
     mlp = {"hidden_size": [args.hidden], "activation": "Tanh", "layer_norm": False}
     agent = PPO(
@@ -137,11 +134,11 @@ def main(argv: list[str] | None = None) -> dict:
         update_epochs=args.epochs,
         lr=args.lr,
         gamma=args.gamma,
-        gae_lambda=0.95,
+        gae_lambda=GAE_LAMBDA,
         ent_coef=args.ent_coef,
-        vf_coef=0.5,
-        clip_coef=0.2,
-        max_grad_norm=0.5,
+        vf_coef=VF_COEF,
+        clip_coef=CLIP_COEF,
+        max_grad_norm=MAX_GRAD_NORM,
     )
     actor, critic = linear_layers(agent.actor), linear_layers(agent.critic)
 
@@ -156,6 +153,10 @@ def main(argv: list[str] | None = None) -> dict:
             action, log_prob, _, value = agent.get_action(obs, action_mask=mask)
             illegal += int((~mask[np.arange(args.envs), action].astype(bool)).sum())
             next_obs, reward, terminated, truncated, info = envs.step(action)
+            # AgileRL 2.58's compute_returns_and_advantages reads dones[t + 1] as "step t
+            # ended its game" (CleanRL's convention), while its collect_rollouts stores step
+            # t's own end at dones[t]: a game's result would reach only its last decision and
+            # bootstrap from the next game's first value. So store the previous step's end.
             buffer.add(
                 obs=obs,
                 action=action,

@@ -1,45 +1,14 @@
 """A CleanRL-style single-file masked PPO in plain torch, trained against the greedy bot.
 
-    python examples/cleanrl_ppo.py                 # the default run (figures below)
-    python examples/cleanrl_ppo.py --steps 50000 --eval-every 0   # a short look
+    python examples/cleanrl_ppo.py                                # the default run
+    python examples/cleanrl_ppo.py --steps 50000 --eval-every 0  # a short look
+    python examples/cleanrl_ppo.py --wilds kings                  # a rules variant
 
-The CleanRL look: the hyperparameters at the top, then the rollout, GAE and the clipped update
-in one loop, nothing hidden in a library. The envs are the batched ``trash_env.vector``
-``TrashVectorEnv`` (needs numba, the ``vector`` extra, which the ``train`` extra includes):
-``NUM_ENVS`` whole 2-player games stepped as one Gymnasium ``VectorEnv``, the learner in a
-random seat per game against ``greedy`` opponents that act inside the step, on the
-``observation="pairs"`` features (the plain observation and the 108 products of
-trash_env/pairs.py). Illegal actions get probability 0 (their logits set to -1e9 before the
-softmax, in the rollout and in the loss); ``illegal_moves`` counts the sampled actions that the
-mask refused (checked against the mask before each step, so it would show a broken mask).
-
-Why this shape: the settings are those with which ``python train.py`` (stable-baselines3's
-MaskablePPO) reaches greedy's level, rewritten by hand: training against the greedy bot
-rather than self-play (the project's pure self-play runs of the plain observation stayed far
-below greedy), lr 1e-3 (here decayed linearly to 0 over the budget, CleanRL's ``anneal_lr``;
-train.py keeps it constant), gamma 0.995 over whole-game episodes (the reward, the
-learner's share of the game's returns, comes once at the game's end), GAE lambda 0.95, 256 envs
-x 16 steps = 4096 decisions a rollout, 4 minibatches of 1024, 2 epochs, entropy 0.01, separate
-actor and critic MLPs 128-128 tanh with CleanRL's orthogonal initialisation. The batched env
-keeps the environment's share of the time small, so the budget goes to the updates.
-
-Every ``--eval-every`` decisions, and at the end, the actor is written as the model file
-``--out`` (``agents.training.pipeline``) and evaluated against greedy and random on duplicate
-deals; the model file plays exactly as the network: masked argmax. The last line of output is
-the summary JSON.
-
-Measured default (``python examples/cleanrl_ppo.py``, seed 0, 2026-12-04, 2 cores shared with
-other jobs at load average ~5.5): 2,002,944 decisions (489 updates, 20,100 training games);
-final evaluation on 1000 duplicate deals: vs greedy 0.511 [0.489, 0.533] (2000 games), vs
-random 0.987 [0.981, 0.991] (2000 games); 0 illegal moves. CPU 192 s in all (training 112 s,
-the rest the numba start-up and the evaluations); wall 8 min 3 s on the loaded machine. The
-curve vs greedy (400 games a point): 0.395 at 504k, 0.532 at 1.0M, 0.475 at 1.5M. With
-``--seed 1``: vs greedy 0.505 [0.484, 0.527], vs random 0.992 [0.987, 0.995], 0 illegal moves,
-190 CPU s; ``--seed 2``: 0.488 [0.466, 0.510] and 0.992 [0.987, 0.995], 0 illegal, 191 CPU s
-(its 400-game points 0.515 at 1.0M, 0.527 at 1.5M): level with greedy, not clearly above it.
-Tried: the
-same without the learning-rate decay, 602k decisions: 0.477 [0.456, 0.499] (its 400-game
-points flat at 0.47-0.49 from 400k on), so the default runs longer, with the decay.
+The settings sit in one block below, then the rollout, GAE and the clipped update in one loop,
+nothing hidden in a library: ``NUM_ENVS`` batched games (``trash_env.vector``), the learner in
+a random seat against the bots, illegal actions masked to probability 0. The model file and
+its evaluations come from ``agents.training.pipeline``; measured figures and why these
+settings: docs/integrations.md.
 """
 
 from __future__ import annotations
@@ -48,13 +17,15 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-import torch
-from torch import nn
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
+from agents.training.pipeline import (  # noqa: E402
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)
 
 NAME = "cleanrl_ppo"
 # ---- hyperparameters (CleanRL style; the flags below override the first few) ----
@@ -74,6 +45,44 @@ VF_COEF = 0.5
 MAX_GRAD_NORM = 0.5
 HIDDEN = 128
 OPPONENTS = "greedy"  # comma-separated pool, one drawn per opponent seat and game
+
+
+def parse_args(argv: list[str] | None = None):
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=TOTAL_STEPS, eval_every=EVAL_EVERY)
+    parser.add_argument(
+        "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games stepped together"
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=NUM_STEPS,
+        help="decisions per env per rollout",
+    )
+    parser.add_argument(
+        "--lr",
+        type=real_number(0, 1, low_open=True),
+        default=LEARNING_RATE,
+        help="Adam learning rate",
+    )
+    parser.add_argument(
+        "--anneal-lr",
+        action=argparse.BooleanOptionalAction,
+        default=ANNEAL_LR,
+        help="decay the learning rate linearly to 0 over the budget",
+    )
+    parser.add_argument(
+        "--ent-coef", type=real_number(0, 10), default=ENT_COEF, help="entropy bonus"
+    )
+    parser.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponent pool")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "train", "torch", "numba", "matplotlib")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
@@ -115,46 +124,20 @@ class Agent(nn.Module):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=TOTAL_STEPS, eval_every=EVAL_EVERY)
-    parser.add_argument(
-        "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games stepped together"
-    )
-    parser.add_argument(
-        "--n-steps",
-        type=whole_number(1, 100_000),
-        default=NUM_STEPS,
-        help="decisions per env per rollout",
-    )
-    parser.add_argument(
-        "--lr",
-        type=real_number(0, 1, low_open=True),
-        default=LEARNING_RATE,
-        help="Adam learning rate",
-    )
-    parser.add_argument(
-        "--anneal-lr",
-        action=argparse.BooleanOptionalAction,
-        default=ANNEAL_LR,
-        help="decay the learning rate linearly to 0 over the budget",
-    )
-    parser.add_argument(
-        "--ent-coef", type=real_number(0, 10), default=ENT_COEF, help="entropy bonus"
-    )
-    parser.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponent pool")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
 
     from trash_env.vector import TrashVectorEnv  # numba compiles its loops on first use
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
+    run = PipelineRun(args, NAME, library="torch", features="pairs")  # owns the rules
     envs = TrashVectorEnv(
         args.envs,
         opponents=args.opponents.split(","),
         seed=args.seed,
         observation="pairs",
-        num_players=args.players,
+        **run.env_options,
     )
-    run = PipelineRun(args, NAME, library="torch", features="pairs")
     obs_size = envs.single_observation_space.shape[0]
     agent = Agent(obs_size, int(envs.single_action_space.n), HIDDEN)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)

@@ -9,6 +9,7 @@ searching player takes every seat in turn; the result is its win rate and mean r
 
     python examples/openspiel_ismcts.py --games 20 --simulations 100
     python examples/openspiel_ismcts.py --games 20 --simulations 100 --opponent greedy
+    python examples/openspiel_ismcts.py --games 20 --wilds kings   # train.py's rules flags
 
 Every random choice is seeded (``--seed``): the same command prints the same result.
 """
@@ -20,38 +21,93 @@ import json
 import time
 from collections.abc import Sequence
 
-import numpy as np
-import pyspiel
-from open_spiel.python.algorithms import ismcts, mcts
+from agents.training.pipeline import check_command_line, example_prog
+from trash_env.cli import Parser, add_rules_arguments, rules_options
+from trash_env.rules import Rules
 
-import trash_env.spiel  # registers "python_trash"
-from agents.bots.base import Agent, make_agent
-from trash_env.engine import Game
-from trash_env.observation import action_mask, encode_observation
-from trash_env.view import PublicView
+NAME = "openspiel_ismcts"
+# ---- settings (the flags below default to them) ----
+GAMES = 20  # --games
+SIMULATIONS = 100  # --simulations: ISMCTS simulations a move
+START_SIZE = 5  # --start-size: the first layout size (short games for a search)
+EPISODE = "round"  # --episode: one round per game
+OPPONENT = "random"  # --opponent: the other seats' bot
+ROLLOUT = "random"  # --rollout: how ISMCTS values a node
+UCT_C = 2.0
+# The rules this example plays unless told otherwise (the standard game's otherwise).
+EXAMPLE_RULES = {"start_size": START_SIZE, "episode": EPISODE}
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = Parser(prog=example_prog(NAME), description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=GAMES)
+    parser.add_argument(
+        "--simulations", type=int, default=SIMULATIONS, help="ISMCTS simulations a move"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--opponent", default=OPPONENT, help="the other seats' bot: random, greedy, counting, ..."
+    )
+    parser.add_argument(
+        "--rollout",
+        default=ROLLOUT,
+        help="how ISMCTS values a node: random (OpenSpiel's rollout) or a bot, e.g. greedy",
+    )
+    add_rules_arguments(
+        parser,
+        {"start_size": f"(default: {START_SIZE})", "episode": f"(default: {EPISODE})"},
+    )
+    args = parser.parse_args(argv)
+    if args.games < 1 or args.simulations < 1:
+        parser.error("--games and --simulations must be at least 1")
+    try:
+        args.rules = example_rules(args)
+    except ValueError as error:
+        parser.error(f"rules: {error}")
+    return args
+
+
+def example_rules(args: argparse.Namespace) -> Rules:
+    """The game the rules flags describe, on this example's short one-round default."""
+    return Rules.from_options(**{**EXAMPLE_RULES, **rules_options(args)})
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "openspiel", "pyspiel")
+
+import numpy as np  # noqa: E402
+import pyspiel  # noqa: E402
+from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
+
+import trash_env.spiel  # noqa: E402, F401  (registers "python_trash")
+from agents.bots.base import Agent, make_agent  # noqa: E402
+from trash_env.engine import Game  # noqa: E402
+from trash_env.observation import action_mask, encode_observation  # noqa: E402
+from trash_env.view import PublicView  # noqa: E402
 
 
 def play(
     games: int,
     simulations: int,
     players: int = 2,
-    start_size: int = 5,
-    episode: str = "round",
+    start_size: int = START_SIZE,
+    episode: str = EPISODE,
     seed: int = 0,
-    uct_c: float = 2.0,
-    opponent: str = "random",
-    rollout: str = "random",
+    uct_c: float = UCT_C,
+    opponent: str = OPPONENT,
+    rollout: str = ROLLOUT,
+    **options: object,
 ) -> dict:
     """Play ``games`` games, ISMCTS in seat ``g % players`` of game ``g``, the others played
     by the bot ``opponent`` names (an ``agents.make_agent`` spec). ``rollout`` is how ISMCTS
     values a new node: ``"random"`` (OpenSpiel's random rollout) or a bot spec that plays
-    every seat to the end of the (re-dealt) game.
+    every seat to the end of the (re-dealt) game. ``options``: the other rules options.
 
     Returns the search player's wins, mean return and the time taken."""
-    game = pyspiel.load_game(
-        "python_trash",
-        {"players": players, "start_size": start_size, "episode": episode, "rng_seed": seed},
+    rules = Rules.from_options(
+        num_players=players, start_size=start_size, episode=episode, **options
     )
+    game = pyspiel.load_game("python_trash", trash_env.spiel.params_from_rules(rules, seed))
     search_rng = np.random.RandomState(seed)  # ISMCTS's own choices and rollouts
     world_rng = np.random.default_rng(seed)  # the re-deals of hidden cards
     bot_players = make_agent(opponent, seed=seed + 1)
@@ -94,6 +150,7 @@ def play(
         "simulations": simulations,
         "start_size": start_size,
         "episode": episode,
+        "rules": trash_env.spiel.rules_from_params(game.get_parameters()).to_dict(),
         "seed": seed,
         "opponent": opponent,
         "rollout": rollout,
@@ -139,33 +196,18 @@ class BotRolloutEvaluator(mcts.Evaluator):
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=20)
-    parser.add_argument("--simulations", type=int, default=100, help="ISMCTS simulations a move")
-    parser.add_argument("--players", type=int, default=2)
-    parser.add_argument("--start-size", type=int, default=5, help="the first layout size")
-    parser.add_argument("--episode", choices=("round", "game"), default="round")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--opponent", default="random", help="the other seats' bot: random, greedy, counting, ..."
-    )
-    parser.add_argument(
-        "--rollout",
-        default="random",
-        help="how ISMCTS values a node: random (OpenSpiel's rollout) or a bot, e.g. greedy",
-    )
-    args = parser.parse_args(argv)
-    if args.games < 1 or args.simulations < 1:
-        parser.error("--games and --simulations must be at least 1")
+    args = parse_args(argv)
+    options = args.rules.to_dict()
     result = play(
         args.games,
         args.simulations,
-        args.players,
-        args.start_size,
-        args.episode,
+        options.pop("num_players"),
+        options.pop("start_size"),
+        options.pop("episode"),
         args.seed,
         opponent=args.opponent,
         rollout=args.rollout,
+        **options,
     )
     print(json.dumps(result))
     return result

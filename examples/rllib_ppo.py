@@ -3,32 +3,16 @@ self-play (one shared policy in every seat), with its learning curve and a model
 
     pip install -e ".[rllib]"
     python examples/rllib_ppo.py                      # the default: vs greedy, 2 players
+    python examples/rllib_ppo.py --wilds kings        # a rules variant (train.py's rules flags)
     python examples/rllib_ppo.py --opponents self     # self-play, every seat learning
-    RAY_ADDRESS=auto python examples/rllib_ppo.py --opponents self --env-runners 16
+    RAY_ADDRESS=auto python examples/rllib_ppo.py --opponents self --env-runners 16 --envs 16
 
-Why this shape: RLlib's PPO cannot read the AEC env's Dict observation with its default
-encoders; :mod:`trash_env.integrations.rllib` hands it ``ActionMaskingTorchRLModule`` (an MLP
-actor and critic, Tanh, logits + log(mask)) on ``observation="pairs"``. With ``--opponents
-greedy`` the bots act inside the env (``TrashSoloMaskedEnv``, the learner's seat drawn per
-game), a single-agent env that RLlib batches ``--envs`` at a time; with ``--opponents self``
-every seat is an RLlib agent of one shared policy (``TrashMultiAgentEnv``, one game per env
-runner). Bots are the default because they were measured faster on both counts: ~1,100
-decisions/s batched against 170-190 for self-play's one game at a time, and train.py's known
-result (greedy reached at ~250k decisions against greedy, self-play far below). The settings
-are train.py's MaskablePPO ones: lr 1e-3, gamma 0.995, lambda 0.95, clip 0.2, entropy 0.01,
-4,096 decisions per update, minibatch 1,024, 2 epochs, 128x128 Tanh, whole games paying every
-finished deal too (``--round-rewards``; paying only the result learned far slower: 0.165 vs
-greedy at 150k decisions against 0.398). Every ``--eval-every`` decisions and at the end the
-module's actor (encoder + pi head, ``trash_rllib.policy_mlps``) is written as the model file
-and evaluated against greedy and random on duplicate deals (``agents.training.pipeline``).
-Sampling runs in ``--env-runners`` Ray actors (0: in the driver); with ``RAY_ADDRESS`` set (or
-``--address``) ``ray.init`` joins that cluster instead of starting a local one. The env runners
-count illegal moves (``trash_rllib.CountIllegal``); a masked policy makes none.
-
-Measured default run (seed 0, 2 shared cores at load average 4-6): 402,131 decisions, vs
-greedy 0.4905 [0.4686, 0.5124] and vs random 0.9895 [0.9840, 0.9931] over 2,000 games each
-(1,000 duplicate deals), 0 illegal moves, 277 s of CPU, 523 s wall (training 366 s).
-docs/integrations.md has the other settings tried and the Ray-cluster figures.
+RLlib's own pieces: ``PPOConfig`` with ``ActionMaskingTorchRLModule`` (from
+:mod:`trash_env.integrations.rllib`), ``--envs`` games per env runner (the bots inside a
+single-agent env, or under self-play whole multi-agent games), ``--env-runners`` Ray actors,
+``algo.train()`` per update. The settings sit in one block below; the model file, its curve
+and the summary come from ``agents.training.pipeline``. Measured figures, why these settings
+and the Ray-cluster steps: docs/integrations.md.
 """
 
 from __future__ import annotations
@@ -40,48 +24,73 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-# trash_env's glue first: without the extra it names what to install
-from trash_env.integrations import rllib as trash_rllib  # noqa: E402, I001
-import ray  # noqa: E402
-import torch  # noqa: E402
-from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
-from ray.rllib.core import DEFAULT_MODULE_ID  # noqa: E402
-
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
+from agents.training.pipeline import (
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)  # noqa: E402
 
 NAME = "rllib_ppo"
+# ---- settings (the flags below default to them) ----
+STEPS = 400_000  # --steps: environment decisions of training
+EVAL_EVERY = 100_000  # --eval-every: decisions between learning-curve points
+OPPONENTS = "greedy"  # --opponents: bot specs in the other seats, or "self"
+ROUND_REWARDS = True  # --round-rewards: pay every finished deal too, as train.py does
+ENV_RUNNERS = 0  # --env-runners: sampling Ray actors (0: the driver samples)
+ENVS = 16  # --envs: games per env runner against bots
+SELF_PLAY_ENVS = 1  # --envs under --opponents self: multi-agent games per env runner
+TRAIN_BATCH = 4096  # --batch: env steps per PPO update
+MINIBATCH = 1024  # --batch-size
+EPOCHS = 2  # --epochs
+LR = 1e-3  # --lr
+GAMMA = 0.995
+LAMBDA = 0.95
+CLIP_PARAM = 0.2
+ENTROPY_COEFF = 0.01
+VF_LOSS_COEFF = 0.5
+GRAD_CLIP = 0.5
+HIDDEN = (128, 128)  # tanh layers of the actor and the critic
 
 
 def parse_args(argv: list[str] | None = None):
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=400_000, eval_every=100_000)
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
     parser.add_argument(
         "--opponents",
-        default="greedy",
+        default=OPPONENTS,
         help="comma-separated bot specs seated in the other seats (each seat draws one per "
         "game), or 'self' for self-play with one shared policy",
     )
     parser.add_argument(
         "--round-rewards",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=ROUND_REWARDS,
         help="also pay every finished deal's share of the result (as train.py does for "
         "whole games), not only the game's end",
     )
     parser.add_argument(
-        "--env-runners", type=whole_number(0, 1_024), default=0, help="sampling actors (0: driver)"
+        "--env-runners",
+        type=whole_number(0, 1_024),
+        default=ENV_RUNNERS,
+        help="sampling actors (0: driver)",
     )
     parser.add_argument(
         "--envs",
         type=whole_number(1, 4_096),
-        default=16,
-        help="games per env runner (bot opponents only)",
+        default=None,
+        help=f"games per env runner (default: {ENVS} against bots, {SELF_PLAY_ENVS} under "
+        "self-play)",
     )
     parser.add_argument(
-        "--batch", type=whole_number(1, 10_000_000), default=4096, help="env steps per PPO update"
+        "--batch",
+        type=whole_number(1, 10_000_000),
+        default=TRAIN_BATCH,
+        help="env steps per PPO update",
     )
-    parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=1024)
-    parser.add_argument("--epochs", type=whole_number(1, 1_000), default=2)
-    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
+    parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=MINIBATCH)
+    parser.add_argument("--epochs", type=whole_number(1, 1_000), default=EPOCHS)
+    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=LR)
     parser.add_argument("--verbose", action="store_true", help="print every PPO update")
     parser.add_argument(
         "--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else local)"
@@ -89,16 +98,28 @@ def parse_args(argv: list[str] | None = None):
     return parser.parse_args(argv)
 
 
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "rllib", "ray", "torch", "matplotlib")
+
+# trash_env's glue first: without the extra it names what to install
+from trash_env.integrations import rllib as trash_rllib  # noqa: E402, I001
+import ray  # noqa: E402
+import torch  # noqa: E402
+from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
+from ray.rllib.core import DEFAULT_MODULE_ID  # noqa: E402
+
+
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     torch.set_num_threads(1)
-    run = PipelineRun(args, NAME, library="ray", features="pairs")
+    run = PipelineRun(args, NAME, library="ray", features="pairs")  # owns the rules
     env_config: dict = {
-        "num_players": args.players,
+        **run.env_options,
         "observation": "pairs",
         "round_rewards": args.round_rewards,
     }
     self_play = args.opponents == "self"
+    envs = args.envs or (SELF_PLAY_ENVS if self_play else ENVS)
     if not self_play:
         env_config["opponents"] = args.opponents.split(",")
     address = args.address or os.environ.get("RAY_ADDRESS")
@@ -110,20 +131,20 @@ def main(argv: list[str] | None = None) -> dict:
     )
     try:
         config = PPOConfig()
-        if self_play:  # every seat an RLlib agent, one game per env runner
+        if self_play:  # every seat an RLlib agent of one shared policy
             config = (
                 config.environment(trash_rllib.register(), env_config=env_config)
                 .multi_agent(**trash_rllib.multi_agent_kwargs())
-                .rl_module(rl_module_spec=trash_rllib.rl_module_spec((128, 128)))
+                .rl_module(rl_module_spec=trash_rllib.rl_module_spec(HIDDEN))
             )
-        else:  # bots inside the env: single-agent, --envs games batched per env runner
+        else:  # bots inside the env: a single-agent env
             config = config.environment(
                 trash_rllib.register_solo(), env_config=env_config
-            ).rl_module(rl_module_spec=trash_rllib.module_spec((128, 128)))
+            ).rl_module(rl_module_spec=trash_rllib.module_spec(HIDDEN))
         config = (
             config.env_runners(
                 num_env_runners=args.env_runners,
-                num_envs_per_env_runner=1 if self_play else args.envs,
+                num_envs_per_env_runner=envs,  # games batched per env runner
                 rollout_fragment_length="auto",
             )
             .training(
@@ -131,13 +152,13 @@ def main(argv: list[str] | None = None) -> dict:
                 minibatch_size=args.batch_size,
                 num_epochs=args.epochs,
                 lr=args.lr,
-                gamma=0.995,
-                lambda_=0.95,
-                clip_param=0.2,
-                entropy_coeff=0.01,
-                vf_loss_coeff=0.5,
+                gamma=GAMMA,
+                lambda_=LAMBDA,
+                clip_param=CLIP_PARAM,
+                entropy_coeff=ENTROPY_COEFF,
+                vf_loss_coeff=VF_LOSS_COEFF,
                 use_kl_loss=False,
-                grad_clip=0.5,
+                grad_clip=GRAD_CLIP,
                 grad_clip_by="global_norm",
             )
             .callbacks(trash_rllib.CountIllegal)
@@ -159,6 +180,10 @@ def main(argv: list[str] | None = None) -> dict:
                     flush=True,
                 )
             run.progress(steps, *trash_rllib.policy_mlps(module))
+        # what RLlib itself runs: the games batched in each env runner that samples
+        batched = algo.env_runner_group.foreach_env_runner(
+            lambda runner: runner.num_envs, local_env_runner=args.env_runners == 0
+        )
         summary = run.finish(
             steps,
             *trash_rllib.policy_mlps(module),
@@ -166,6 +191,7 @@ def main(argv: list[str] | None = None) -> dict:
             games=games,
             opponents=args.opponents,
             env_runners=args.env_runners,
+            games_per_env_runner=batched,
             ray_address=address,
         )
         algo.stop()

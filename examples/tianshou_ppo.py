@@ -1,36 +1,15 @@
 """Tianshou PPO on Trash: one masked learner seat trained against the ``greedy`` bot.
 
     pip install -e ".[tianshou]"
-    python examples/tianshou_ppo.py
+    python examples/tianshou_ppo.py                 # the default run
+    python examples/tianshou_ppo.py --wilds kings   # a rules variant (train.py's rules flags)
 
-What it does: ``--envs`` copies of ``TrashSoloEnv(opponents=["greedy"], observation="pairs")``
-(through ``trash_env.integrations.tianshou.make_solo_env``: observation ``{"obs", "mask"}``) in
-Tianshou's ``DummyVectorEnv``; Tianshou's ``Collector`` gathers ``--envs x --n-steps``
-decisions, and Tianshou's ``PPO`` (GAE, clipped surrogate, value loss, entropy bonus) updates
-for ``--epochs`` passes in minibatches of ``--batch-size``. The actor is a plain MLP over the
-pairs observation whose masked logits are set to the lowest float before the categorical
-distribution, so no illegal action can be sampled (the env counts them: 0), and the model file
-(masked argmax of the same MLP) plays exactly as the net. Every ``--eval-every`` decisions the
-model file is evaluated against greedy and random on duplicate deals (the curve); at the end on
-``--final-deals`` deals each (``agents.training.pipeline``).
-
-Why this shape: the known recipe of ``train.py`` (sb3-contrib MaskablePPO reaches 0.50 against
-greedy in ~250k decisions): pairs features, whole-game episodes, training AGAINST greedy (not
-self-play: greedy is the target and a steady teacher; pure self-play of the plain observation
-stayed far below greedy), each finished deal paid too (``round_rewards``, train.py's default
-for whole games), lr 1e-3, gamma 0.995, ent_coef 0.01, GAE lambda 0.95, clip 0.2, rollouts of
-4096 decisions (256 envs x 16), minibatch 1024, 2 epochs, separate 128-128 tanh policy and
-value MLPs. The deal rewards matter most: without them (``--no-round-rewards``) the same run
-was at 0.163 against greedy after 100k decisions and 0.4735 [0.452, 0.495] after 600k; with
-them 0.403 after 100k and 0.500 after 200k (curve points, 400 games). PPO rather than DQN: the
-reward comes only at the end of each deal, which GAE over whole episodes with a learned value
-handles directly, while DQN needs long n-step returns and many updates per
-decision; the earlier Tianshou DQN (against random) reached 0.04 against greedy.
-
-Measured default figures (seed 0, 2 cores shared with other jobs, load average ~5): 602,112
-decisions; vs greedy 0.4855 [0.4636, 0.5074], vs random 0.992 [0.987, 0.995] (2000 games each,
-1000 duplicate deals); 0 illegal moves; 354 CPU seconds for the whole run (training loop 296),
-659 s wall on the loaded machine (training 503 s, evaluation 136 s).
+Tianshou's own pieces: ``--envs`` learner-seat envs (``make_solo_env``: observation ``{"obs",
+"mask"}``) in a ``DummyVectorEnv``, a ``Collector`` into a ``VectorReplayBuffer``, and the
+``PPO`` algorithm over a ``DiscreteActorPolicy`` whose actor sets illegal logits to the lowest
+float. The settings sit in one block below; the model file, its curve and the summary come
+from ``agents.training.pipeline``. Measured figures and why these settings:
+docs/integrations.md.
 """
 
 from __future__ import annotations
@@ -42,6 +21,67 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
+from agents.training.pipeline import (
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)  # noqa: E402
+
+NAME = "tianshou_ppo"
+# ---- settings (the flags below default to them) ----
+STEPS = 600_000  # --steps: learner decisions of training
+EVAL_EVERY = 100_000  # --eval-every: decisions between learning-curve points
+NUM_ENVS = 256  # --envs: envs collected in parallel
+N_STEPS = 16  # --n-steps: decisions per env per update (rollout = NUM_ENVS * N_STEPS)
+BATCH_SIZE = 1024  # --batch-size: PPO minibatch
+EPOCHS = 2  # --epochs: passes over each rollout
+LR = 1e-3  # --lr: Adam, constant
+GAMMA = 0.995  # --gamma
+ENT_COEF = 0.01  # --ent-coef
+ROUND_REWARDS = True  # --round-rewards: pay each finished deal too, as train.py does
+GAE_LAMBDA = 0.95
+EPS_CLIP = 0.2
+VF_COEF = 0.5
+MAX_GRAD_NORM = 0.5
+HIDDEN = (128, 128)  # tanh layers of the policy's and the value's MLPs
+OPPONENTS = "greedy"  # --opponents: the opponent pool, comma-separated agent specs
+
+
+def parse_args(argv: list[str] | None = None):
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
+    parser.add_argument(
+        "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="envs collected in parallel"
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=N_STEPS,
+        help="decisions per env per update",
+    )
+    parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=BATCH_SIZE)
+    parser.add_argument(
+        "--epochs", type=whole_number(1, 1_000), default=EPOCHS, help="passes over each rollout"
+    )
+    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=LR)
+    parser.add_argument("--gamma", type=real_number(0, 1), default=GAMMA)
+    parser.add_argument("--ent-coef", type=real_number(0, 10), default=ENT_COEF)
+    parser.add_argument(
+        "--round-rewards",
+        action=argparse.BooleanOptionalAction,
+        default=ROUND_REWARDS,
+        help="also pay each finished deal (TrashSoloEnv's round_rewards, as train.py does)",
+    )
+    parser.add_argument(
+        "--opponents", default=OPPONENTS, help="the opponent pool, comma-separated agent specs"
+    )
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "tianshou", "tianshou", "torch", "matplotlib")
+
 # trash_env's glue first: without the extra it names what to install
 from trash_env.integrations.tianshou import make_solo_env  # noqa: E402, I001
 import numpy as np  # noqa: E402
@@ -52,19 +92,13 @@ from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy  # noqa: 
 from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
 from tianshou.data import Collector, VectorReplayBuffer  # noqa: E402
 from tianshou.env import DummyVectorEnv  # noqa: E402
+from tianshou.trainer import OnPolicyTrainerParams  # noqa: E402
 from tianshou.utils.net.common import AbstractDiscreteActor  # noqa: E402
-from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode  # noqa: E402
-
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
-
-NAME = "tianshou_ppo"
-HIDDEN = (128, 128)
 
 
 def mlp(inputs: int, outputs: int) -> nn.Sequential:
     """Linear-Tanh-...-Linear, the shape the model file holds, with torch's default
-    initialisation (stable-baselines3's orthogonal one, tried once without deal rewards, was at
-    0.145 against greedy after 200k decisions where this one was at 0.295)."""
+    initialisation (it learned faster here than the orthogonal one: docs/integrations.md)."""
     layers: list[nn.Module] = []
     for width in HIDDEN:
         layers += [nn.Linear(inputs, width), nn.Tanh()]
@@ -102,34 +136,8 @@ class Critic(nn.Module):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=600_000, eval_every=100_000)
-    parser.add_argument(
-        "--envs", type=whole_number(1, 4_096), default=256, help="envs collected in parallel"
-    )
-    parser.add_argument(
-        "--n-steps",
-        type=whole_number(1, 100_000),
-        default=16,
-        help="decisions per env per update",
-    )
-    parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=1024)
-    parser.add_argument(
-        "--epochs", type=whole_number(1, 1_000), default=2, help="passes over each rollout"
-    )
-    parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=1e-3)
-    parser.add_argument("--gamma", type=real_number(0, 1), default=0.995)
-    parser.add_argument("--ent-coef", type=real_number(0, 10), default=0.01)
-    parser.add_argument(
-        "--round-rewards",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also pay each finished deal (TrashSoloEnv's round_rewards, as train.py does)",
-    )
-    parser.add_argument(
-        "--opponents", default="greedy", help="the opponent pool, comma-separated agent specs"
-    )
-    args = parser.parse_args(argv)
-    run = PipelineRun(args, NAME, library="tianshou", features="pairs")
+    args = parse_args(argv)
+    run = PipelineRun(args, NAME, library="tianshou", features="pairs")  # owns the rules
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
@@ -140,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict:
             opponents=args.opponents.split(","),
             observation="pairs",
             round_rewards=args.round_rewards,
-            num_players=args.players,
+            **run.env_options,
         )
 
     envs = DummyVectorEnv([make for _ in range(args.envs)])
@@ -154,28 +162,34 @@ def main(argv: list[str] | None = None) -> dict:
         policy=policy,
         critic=critic,
         optim=AdamOptimizerFactory(lr=args.lr, eps=1e-5),
-        eps_clip=0.2,
-        vf_coef=0.5,
+        eps_clip=EPS_CLIP,
+        vf_coef=VF_COEF,
         ent_coef=args.ent_coef,
-        max_grad_norm=0.5,
-        gae_lambda=0.95,
+        max_grad_norm=MAX_GRAD_NORM,
+        gae_lambda=GAE_LAMBDA,
         gamma=args.gamma,
         max_batchsize=4096,
     )
     rollout = args.envs * args.n_steps
-    buffer = VectorReplayBuffer(rollout, args.envs)
-    collector = Collector(algorithm, envs, buffer)
-    collector.reset()
-    steps = 0
-    while steps < args.steps:
-        with policy_within_training_step(policy), torch_train_mode(algorithm, False):
-            steps += collector.collect(n_step=rollout).n_collected_steps
-        with policy_within_training_step(policy), torch_train_mode(algorithm):
-            algorithm.update(buffer=buffer, batch_size=args.batch_size, repeat=args.epochs)
-        collector.reset_buffer(keep_statistics=True)
-        run.progress(steps, actor.net, critic.net)
+    collector = Collector(algorithm, envs, VectorReplayBuffer(rollout, args.envs))
+    # Tianshou's on-policy trainer: each epoch one collection of a rollout, then --epochs PPO
+    # passes over it in minibatches; training_fn runs before each collection, so the curve
+    # point after an update is drawn there (and the final one by run.finish).
+    result = algorithm.run_training(
+        OnPolicyTrainerParams(
+            training_collector=collector,
+            max_epochs=-(-args.steps // rollout),
+            epoch_num_steps=rollout,
+            collection_step_num_env_steps=rollout,
+            batch_size=args.batch_size,
+            update_step_num_repetitions=args.epochs,
+            training_fn=lambda epoch, steps: run.progress(steps, actor.net, critic.net),
+            show_progress=False,
+            verbose=False,
+        )
+    )
     illegal = sum(envs.get_env_attr("illegal_moves"))
-    return run.finish(steps, actor.net, critic.net, illegal_moves=int(illegal))
+    return run.finish(result.train_step, actor.net, critic.net, illegal_moves=int(illegal))
 
 
 if __name__ == "__main__":

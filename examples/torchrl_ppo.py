@@ -1,41 +1,14 @@
 """TorchRL on Trash: masked PPO of one seat against the greedy bot, on batched games.
 
     pip install -e ".[torchrl]"
-    python examples/torchrl_ppo.py
+    python examples/torchrl_ppo.py                 # the default run
+    python examples/torchrl_ppo.py --wilds kings   # a rules variant (train.py's rules flags)
 
-The pieces are TorchRL's own: the env is ``trash_env.integrations.torchrl.make_vec_env``
-(``GymWrapper`` over ``trash_env.vector.TrashVectorEnv``: ``--envs`` (256) two-player games, the
-learner's seat drawn per game, the opponent playing inside the step, ``observation="pairs"``,
-``action_mask`` from the infos, TorchRL's ``ActionMask`` transform); a ``ProbabilisticActor``
-with ``MaskedCategorical`` collects with a ``Collector``; ``GAE`` computes the advantages and
-``ClipPPOLoss`` updates the actor and critic (two separate 128-128 tanh MLPs).
-
-Why this shape: the settings are those of ``python train.py`` (SB3 MaskablePPO), which reaches
-0.50 against greedy in about 250k decisions: pairs features, training against ``greedy``
-(chosen over self-play, since pure self-play of the plain observation stayed far below greedy,
-and over a greedy/random mix, since greedy is the opponent to beat), whole-game episodes,
-gamma 0.995, entropy 0.01, rollouts of 4096 decisions (256 games x 16), minibatches of 1024, 2
-epochs, 128-128 tanh nets; lr 1e-3, here annealed linearly to 0 over the budget. The batched
-numba games (the opponent plays inside the step) trained at about 2,700 decisions per second of
-wall time at load 5 on 2 cores, where the earlier self-play over ``PettingZooWrapper`` ran at
-about 200 frames/s, so the budget can be 1M decisions: this loop needs more than train.py's
-250k (at 600k with a constant lr 1e-3 it stood at 0.469 [0.447, 0.491] against greedy on 1000
-deals).
-
-Every ``--eval-every`` decisions (and at the end, on ``--final-deals`` deals) the policy is
-written as the model file ``--out`` and played (masked argmax, as the net) against greedy and
-random on duplicate deals (``agents/training/pipeline.py``); the last line of output is the
-summary JSON, with the illegal moves among the collected actions (0: the mask holds).
-
-Measured default (``python examples/torchrl_ppo.py``, seed 0, 1,003,520 decisions, 9,981
-training games; 2 cores shared with other jobs, load average about 5): against greedy 0.493
-[0.471, 0.515] and against random 0.992 [0.987, 0.995] (95% intervals, 2000 games each on 1000
-duplicate deals); 0 illegal moves; 233 CPU seconds (user + sys) for the whole run, 586 s of
-wall time at that load, of which training 380 s and the five evaluations 187 s. A second run
-(another ``--out``) gave the same figures: the run is deterministic on CPU. The curve against
-greedy (400 games a point): 0.305 at 200k, 0.450 at 400k, 0.515 at 600k, 0.475 at 800k.
-With ``--seed 1``: against greedy 0.496 [0.474, 0.518], against random 0.991 [0.985, 0.994],
-0 illegal moves, 233 CPU seconds, 491 s of wall time.
+TorchRL's own pieces: ``make_vec_env`` (``GymWrapper`` over the batched games, with
+``ActionMask``), a ``ProbabilisticActor`` with ``MaskedCategorical`` fed by a ``Collector``,
+``GAE`` and ``ClipPPOLoss``. The settings sit in one block below; the model file, its curve
+and the summary come from ``agents.training.pipeline``. Measured figures and why these
+settings: docs/integrations.md.
 """
 
 from __future__ import annotations
@@ -46,6 +19,80 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
+from agents.training.pipeline import (
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    real_number,
+    whole_number,
+)  # noqa: E402
+
+NAME = "torchrl_ppo"
+# ---- settings (the flags below default to them) ----
+STEPS = 1_000_000  # --steps: learner decisions of training
+EVAL_EVERY = 200_000  # --eval-every: decisions between learning-curve points
+NUM_ENVS = 256  # --envs: games played side by side
+N_STEPS = 16  # --n-steps: decisions per game per batch (batch = NUM_ENVS * N_STEPS)
+EPOCHS = 2  # --epochs: PPO passes over each batch
+BATCH_SIZE = 1024  # --batch-size: decisions per minibatch
+LR = 1e-3  # --lr: Adam's step size at the start
+LR_END = 0.0  # --lr-end: its size at the end, linear in between
+GAMMA = 0.995  # --gamma
+LMBDA = 0.95  # --lmbda: GAE lambda
+ENT_COEF = 0.01  # --ent-coef
+CLIP_EPSILON = 0.2
+CRITIC_COEF = 0.5
+MAX_GRAD_NORM = 0.5
+HIDDEN = 128  # two tanh layers of this width, actor and critic apart
+OPPONENTS = "greedy"  # --opponents: comma-separated pool (agent specs)
+
+
+def parse_args(argv: list[str] | None = None):
+    parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
+    parser.add_argument(
+        "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games played side by side"
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=whole_number(1, 100_000),
+        default=N_STEPS,
+        help="decisions per game per batch",
+    )
+    parser.add_argument(
+        "--epochs", type=whole_number(1, 1_000), default=EPOCHS, help="PPO epochs per batch"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=whole_number(1, 10_000_000),
+        default=BATCH_SIZE,
+        help="decisions per minibatch",
+    )
+    parser.add_argument(
+        "--lr",
+        type=real_number(0, 1, low_open=True),
+        default=LR,
+        help="Adam's step size at the start",
+    )
+    parser.add_argument(
+        "--lr-end",
+        type=real_number(0, 1),
+        default=LR_END,
+        help="the step size at the end (linear in between)",
+    )
+    parser.add_argument("--gamma", type=real_number(0, 1), default=GAMMA)
+    parser.add_argument("--lmbda", type=real_number(0, 1), default=LMBDA, help="GAE lambda")
+    parser.add_argument("--ent-coef", type=real_number(0, 10), default=ENT_COEF)
+    parser.add_argument(
+        "--opponents", default=OPPONENTS, help="comma-separated opponent pool (agent specs)"
+    )
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(
+        NAME, parse_args, "torchrl", "torchrl", "tensordict", "torch", "numba", "matplotlib"
+    )
+
 # trash_env's glue first: without the extra it names what to install
 from trash_env.integrations.torchrl import make_vec_env  # noqa: E402, I001
 import torch  # noqa: E402
@@ -55,12 +102,6 @@ from torchrl.collectors import Collector  # noqa: E402
 from torchrl.modules import MaskedCategorical, ProbabilisticActor, ValueOperator  # noqa: E402
 from torchrl.objectives import ClipPPOLoss  # noqa: E402
 from torchrl.objectives.value import GAE  # noqa: E402
-
-from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number  # noqa: E402
-
-NAME = "torchrl_ppo"
-STEPS, EVAL_EVERY = 1_000_000, 200_000
-HIDDEN = 128
 
 
 def mlp(inputs: int, outputs: int, last_gain: float) -> nn.Sequential:
@@ -80,48 +121,11 @@ def mlp(inputs: int, outputs: int, last_gain: float) -> nn.Sequential:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
-    parser.add_argument(
-        "--envs", type=whole_number(1, 4_096), default=256, help="games played side by side"
-    )
-    parser.add_argument(
-        "--n-steps",
-        type=whole_number(1, 100_000),
-        default=16,
-        help="decisions per game per batch",
-    )
-    parser.add_argument(
-        "--epochs", type=whole_number(1, 1_000), default=2, help="PPO epochs per batch"
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=whole_number(1, 10_000_000),
-        default=1024,
-        help="decisions per minibatch",
-    )
-    parser.add_argument(
-        "--lr",
-        type=real_number(0, 1, low_open=True),
-        default=1e-3,
-        help="Adam's step size at the start",
-    )
-    parser.add_argument(
-        "--lr-end",
-        type=real_number(0, 1),
-        default=0.0,
-        help="the step size at the end (linear in between)",
-    )
-    parser.add_argument("--gamma", type=real_number(0, 1), default=0.995)
-    parser.add_argument("--lmbda", type=real_number(0, 1), default=0.95, help="GAE lambda")
-    parser.add_argument("--ent-coef", type=real_number(0, 10), default=0.01)
-    parser.add_argument(
-        "--opponents", default="greedy", help="comma-separated opponent pool (agent specs)"
-    )
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", module="torchrl")
-    run = PipelineRun(args, NAME, "torchrl", features="pairs")
+    run = PipelineRun(args, NAME, "torchrl", features="pairs")  # owns the rules
 
     def env_maker():
         return make_vec_env(
@@ -129,7 +133,7 @@ def main(argv: list[str] | None = None) -> dict:
             opponents=args.opponents.split(","),
             seed=args.seed,
             observation="pairs",
-            num_players=args.players,
+            **run.env_options,
         )
 
     env = env_maker()
@@ -149,9 +153,9 @@ def main(argv: list[str] | None = None) -> dict:
     loss_module = ClipPPOLoss(
         policy,
         critic,
-        clip_epsilon=0.2,
+        clip_epsilon=CLIP_EPSILON,
         entropy_coeff=args.ent_coef,
-        critic_coeff=0.5,
+        critic_coeff=CRITIC_COEF,
         loss_critic_type="l2",
         normalize_advantage=True,
     )
@@ -183,7 +187,7 @@ def main(argv: list[str] | None = None) -> dict:
                 loss = losses["loss_objective"] + losses["loss_critic"] + losses["loss_entropy"]
                 optimizer.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(loss_module.parameters(), 0.5)
+                nn.utils.clip_grad_norm_(loss_module.parameters(), MAX_GRAD_NORM)
                 optimizer.step()
         schedule.step()
         collector.update_policy_weights_()

@@ -216,11 +216,11 @@ def answer_ctrl_c() -> None:
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def evaluate_model(model: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``python evaluate.py --agents MODEL random --deals 2``, as a user runs it: a model file
-    an example or a pipeline wrote enters the project's evaluation."""
+def evaluate_model(model: Path, *flags: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python evaluate.py --agents MODEL random --deals 2 [flags]``, as a user runs it: a
+    model file an example or a pipeline wrote enters the project's evaluation."""
     return subprocess.run(
-        [sys.executable, "evaluate.py", "--agents", str(model), "random", "--deals", "2"],
+        [sys.executable, "evaluate.py", "--agents", str(model), "random", "--deals", "2", *flags],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -693,3 +693,26 @@ def test_the_table_shows_each_ratings_interval_and_its_shared_rank():
         assert f"{rating['mu']:.2f} +- {rating['ci95'][1] - rating['mu']:.2f}" in rows[spec]
     assert report.agents["random"]["rating"]["rank"] == 3
     assert not rows["random"].rstrip().endswith("=")
+
+
+def test_cli_refuses_a_model_trained_under_other_rules_unless_told(tmp_path, capsys):
+    """A model file trained with --wilds kings is refused in the standard game (the reason and
+    its own game's flags, before any game), seated in its own game, and in another one only
+    with --other-rules (then with the training-mismatch warning)."""
+    torch = pytest.importorskip("torch", reason="the model file is written from a torch net")
+    from agents.policies.policy import TrainingMismatchWarning
+    from agents.training.export import export_mlp
+    from trash_env.observation import observation_size
+
+    kings = Rules(wilds="kings", jokers=True)
+    actor = torch.nn.Sequential(torch.nn.Linear(observation_size(2), 13))
+    model = export_mlp(tmp_path / "kings.safetensors", actor, rules=kings)
+    flags = ["--agents", str(model), "random", "--deals", "1", "--no-progress", "--quiet"]
+    assert cli.main(flags) == 2
+    err = capsys.readouterr().err
+    assert "kings.safetensors was trained under other rules than this game's:" in err
+    assert "wilds='jacks' (trained: 'kings'), jokers=False (trained: True)" in err
+    assert "(--wilds kings --jokers)" in err and "--other-rules" in err
+    assert cli.main([*flags, "--wilds", "kings", "--jokers"]) == 0
+    with pytest.warns(TrainingMismatchWarning, match="wilds='jacks' \\(trained: 'kings'\\)"):
+        assert cli.main([*flags, "--other-rules"]) == 0

@@ -83,6 +83,31 @@ def test_cleanrl_ppo(tmp_path):
     _check_saved_model(out, model, rows=2)
 
 
+def test_an_example_trained_in_a_rules_variant_records_it_and_is_seated_only_there(tmp_path):
+    """``--wilds kings`` reaches the envs and the model file from the one place (the run):
+    the sidecar says kings, and evaluate.py seats the model in that game only, refusing the
+    standard game with the reason and the flag of its own."""
+    _needs("torch", "numba")
+    model = tmp_path / "kings.safetensors"
+    out = _run(
+        "cleanrl_ppo.py",
+        *("--wilds", "kings", "--steps", "1024", "--envs", "64", "--n-steps", "16"),
+        *("--eval-every", "0", "--final-deals", "2", "--out", str(model)),
+    )
+    assert out["rules"]["wilds"] == "kings" and out["illegal_moves"] == 0
+    sidecar = json.loads(model.with_suffix(".json").read_text())
+    assert sidecar["rules"]["wilds"] == "kings"
+    standard = evaluate_model(model)
+    assert standard.returncode == 2, standard.stdout[-3000:] + standard.stderr[-3000:]
+    assert "trained under other rules than this game's: wilds='jacks' (trained: 'kings')" in (
+        standard.stderr
+    )
+    assert "(--wilds kings)" in standard.stderr and "Traceback" not in standard.stderr
+    kings = evaluate_model(model, "--wilds", "kings")
+    assert kings.returncode == 0, kings.stdout[-3000:] + kings.stderr[-3000:]
+    assert model.name in kings.stdout and "Warning" not in kings.stderr
+
+
 def test_rllib_ppo_vs_greedy(tmp_path):
     _needs("ray.rllib", "torch")
     model = tmp_path / "model.safetensors"
@@ -92,6 +117,7 @@ def test_rllib_ppo_vs_greedy(tmp_path):
         *("--eval-every", "512", "--eval-deals", "2", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] >= 1024 and out["opponents"] == "greedy" and out["games"] >= 1
+    assert out["games_per_env_runner"] == [4]
     _check_saved_model(out, model, rows=2)
 
 
@@ -104,6 +130,22 @@ def test_rllib_ppo_self_play_two_env_runners(tmp_path):
         *("--batch-size", "400", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] >= 800 and out["env_runners"] == 2 and out["games"] >= 1
+    assert out["games_per_env_runner"] == [1, 1]  # self-play's default: one game per runner
+    _check_saved_model(out, model, rows=1)
+
+
+def test_rllib_ppo_self_play_batches_envs_games_per_env_runner(tmp_path):
+    """``--envs`` under self-play: RLlib's env runner steps that many multi-agent games (as
+    reported by the runner itself), each seat still one agent of the shared policy."""
+    _needs("ray.rllib", "torch")
+    model = tmp_path / "model.safetensors"
+    out = _run(
+        "rllib_ppo.py",
+        *("--opponents", "self", "--envs", "4", "--steps", "2000", "--batch", "1000"),
+        *("--batch-size", "500", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
+    )
+    assert out["games_per_env_runner"] == [4] and out["env_runners"] == 0
+    assert out["steps"] >= 2000 and out["games"] >= 1
     _check_saved_model(out, model, rows=1)
 
 

@@ -126,7 +126,7 @@ def test_builder_refuses_act_without_observe():
 def test_missing_library_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ModuleNotFoundError
     monkeypatch.delitem(sys.modules, "trash_env.integrations.rllib", raising=False)
-    with pytest.raises(ModuleNotFoundError, match=r'pip install -e "\.\[rllib\]"'):
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "trash-env\[rllib\]"'):
         importlib.import_module("trash_env.integrations.rllib")
     with pytest.raises(ModuleNotFoundError, match=r"\[nothere\]"):
         require("surely_not_a_module_here", "nothere")

@@ -44,9 +44,11 @@ def test_one_move_at_a_time_plays_the_same_game(options):
         assert sum(1 for _, action in one if action != CALL_TRASH) == agent_moves + 1
     assert one == whole and list(b.game.events) == list(a.game.events)
     assert requests == sum(1 for _, action in whole if action != CALL_TRASH)
+    # every deal's zero-sum result as it ends, then the game's returns once (Match pays both)
+    final = b.game.returns()
     assert paid == pytest.approx(
         [
-            sum(b.game.shares_to_returns(r)[p] for r in b.game.round_results)
+            sum(b.game.shares_to_returns(r)[p] for r in b.game.round_results) + final[p]
             for p in range(len(paid))
         ]
     )

@@ -107,7 +107,9 @@ def test_the_model_file_enters_evaluate_py_and_the_terminal_game(tmp_path):
     ("flags", "message"),
     [
         (["--steps", "0"], "--steps: must be from 1"),
-        (["--players", "7"], "--players: must be from 2 to 6"),
+        (["--players", "7"], "rules: num_players must be an integer from 2 to 6, got 7"),
+        (["--wilds", "queens"], "argument --wilds: invalid choice: 'queens'"),
+        (["--players", "3", "--free-draws", "3"], "rules: free_draws=3 needs num_players=2"),
         (["--eval-deals", "x"], "--eval-deals: expected a whole number"),
     ],
 )
@@ -115,6 +117,23 @@ def test_bad_flags_are_usage_errors_naming_the_flag(tmp_path, capsys, flags, mes
     with pytest.raises(SystemExit) as stopped:
         _args(tmp_path, *flags)
     assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_the_rules_flags_make_the_run_s_one_game_for_its_envs_and_its_model_file(tmp_path):
+    """The flags are train.py's; the run owns the Rules they give, the envs are built from
+    ``run.env_options``, and the model file, the curve's evaluations and the summary record
+    that same game."""
+    args = _args(tmp_path, "--wilds", "kings", "--jokers", "--players", "3", "--final-deals", "1")
+    run = PipelineRun(args, "demo", "torch")
+    assert (run.rules.wilds, run.rules.jokers, run.rules.num_players) == ("kings", True, 3)
+    assert run.curve.rules == run.rules
+    env = TrashSoloEnv(opponents=["greedy"], observation="pairs", **run.env_options)
+    assert env.rules == run.rules
+    summary = run.finish(10, _actor(3))
+    assert summary["rules"] == run.rules.to_dict() and summary["players"] == 3
+    sidecar = load_policy_agent(str(run.out)).sidecar
+    assert sidecar["rules"]["wilds"] == "kings" and sidecar["rules"]["jokers"] is True
+    assert _args(tmp_path).__dict__.keys().isdisjoint({"wilds", "jokers"})  # unset: standard
 
 
 def test_an_output_path_that_is_not_a_model_file_is_refused_before_training(tmp_path):

@@ -430,11 +430,23 @@ def test_bad_options_exit_2_with_a_clear_message(argv, message, capsys):
     assert message in err and "Traceback" not in err and err.startswith("usage:")
 
 
-def test_log_write_failure_is_reported_not_raised(tmp_path):
+def test_log_write_failure_is_reported_not_raised(tmp_path, monkeypatch):
+    from agents.play import game_log
+
+    def full_disk(path, text):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(game_log, "atomic_write_text", full_disk)  # after the up-front check
+    code, text = run(["--seed", "1", "--log", str(tmp_path / "x.json"), *SHORT], "q\n")
+    assert code == 0 and "Could not write the game log" in text
+
+
+def test_a_log_path_that_cannot_be_written_is_refused_before_the_game(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")
     code, text = run(["--seed", "1", "--log", str(blocker / "x.json"), *SHORT], "q\n")
-    assert code == 0 and "Could not write the game log" in text
+    assert code == 2 and text == ""
+    assert "--log: cannot create" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------- replay

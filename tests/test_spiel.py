@@ -455,3 +455,23 @@ def test_ismcts_example_runs_reproducibly() -> None:
         assert result["ismcts_decisions"] > 0
         result.pop("seconds")
     assert results[0] == results[1]
+
+
+def test_ismcts_example_plays_the_game_its_rules_flags_describe() -> None:
+    """train.py's rules flags reach the OpenSpiel game the example loads (read back from the
+    game's own parameters), and a combination the game does not allow is a usage error."""
+    command = [sys.executable, str(ROOT / "examples" / "openspiel_ismcts.py")]
+    done = subprocess.run(
+        [*command, "--games", "1", "--simulations", "4", "--wilds", "kings", "--players", "3"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["rules"]["wilds"] == "kings" and result["rules"]["num_players"] == 3
+    assert (result["rules"]["start_size"], result["rules"]["episode"]) == (5, "round")
+    refused = subprocess.run(
+        [*command, "--players", "3", "--free-draws", "3"], capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "rules: free_draws=3 needs num_players=2" in refused.stderr

@@ -456,16 +456,14 @@ def batched_run(tmp_path_factory) -> Path:
 
 
 def test_the_default_path_is_the_batched_env_and_logs_its_episodes(batched_run):
-    from trash_env.vector import TrashVecEnv
-
     folder = batched_run.parent / "a_checkpoints"
     state = read_checkpoint(folder / "step_000000256.ckpt")
     assert state["flags"]["vec"] == "batched" and state["flags"]["envs"] == 8
-    venv = state["envs"][0]  # the whole batch, mid-episode, with its generator
-    assert isinstance(venv, TrashVecEnv) and venv.num_envs == 8
-    assert isinstance(venv.core.rng, np.random.Generator)
+    env = state["envs"][0]  # the whole batch, mid-episode, by named fields
+    assert env["kind"] == "batched" and env["arrays"]["games/layout"].shape[0] == 8
+    assert env["rng"]["bit_generator"] == "PCG64"  # its generator's state
     # The self-play pool was pushed into the batch: the snapshot of step 0, then of 256.
-    assert [Path(s.split(":")[0]).name for s in venv.core.opponent_specs[-2:]] == [
+    assert [Path(s.split(":")[0]).name for s in env["opponents"][-2:]] == [
         "snapshot_000000000.safetensors",
         "snapshot_000000256.safetensors",
     ]

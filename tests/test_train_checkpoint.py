@@ -1,32 +1,35 @@
-"""The checkpoint file (agents/training/checkpoint.py) runs no code when read and refuses,
-in one sentence, anything it did not write: a pickle payload (the old format, or dropped
-into a checkpoints folder as ``step_999999999.ckpt``), a truncated file, an extra or a
-missing key, a value of the wrong type, a class it does not allow, a batch of another size.
-Exact resume itself is tested in tests/test_train.py."""
+"""The checkpoint file (agents/training/checkpoint.py): named tensors and a JSON document
+checked against its schema, with no module path or private attribute name in it; it runs no
+code when read and refuses, in one sentence, anything it did not write (a pickle payload, a
+truncated file, an extra or missing key, a value of the wrong type, an episode that does not
+replay, a tampered batch: issue 28.3). A version 2 file written by the previous layout
+(tests/data/checkpoint_v2) still resumes, bit for bit. Exact resume itself is tested in
+tests/test_train.py."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pickle
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from safetensors.numpy import load, save
 
+from agents.policies.model_file import load_tensors
 from agents.training.checkpoint import METADATA_KEY, OLD_MAGIC, read_checkpoint
+from agents.training.checkpoint_v2 import migrate
 from agents.training.cli import main
-from agents.training.plain import decode, encode
 
-TINY = [
-    "--vec",
-    "dummy",
-    "--envs",
-    "2",
-    "--n-steps",
-    "64",
+ROOT = Path(__file__).resolve().parents[1]
+V2 = Path(__file__).parent / "data" / "checkpoint_v2"
+COMMON = [
     "--batch-size",
     "64",
     "--epochs",
@@ -37,15 +40,39 @@ TINY = [
     "0",
     "--final-deals",
     "2",
-    "--checkpoint-every",
-    "128",
     "--no-progress",
     "--workers",
     "1",
+]
+TINY = COMMON + [
+    "--vec",
+    "dummy",
+    "--envs",
+    "2",
+    "--n-steps",
+    "64",
+    "--checkpoint-every",
+    "128",
     "--opponents",
     "random",
     "--timesteps",
     "256",
+]
+# The flags of the version 2 fixture's run (tests/data/checkpoint_v2/README.md), batched.
+BATCHED = COMMON + [
+    "--envs",
+    "4",
+    "--n-steps",
+    "16",
+    "--net",
+    "8",
+    "--checkpoint-every",
+    "64",
+    "--timesteps",
+    "128",
+    "--opponents",
+    "random",
+    "greedy",
 ]
 
 
@@ -66,22 +93,39 @@ def run(tmp_path_factory) -> Path:
     return out.parent / "a_checkpoints"
 
 
-def _rewrite(path: Path, change) -> None:
-    """Rewrite the checkpoint's JSON document through ``change(document)``."""
+@pytest.fixture(scope="module")
+def batched(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("batched") / "a.safetensors"
+    assert main(BATCHED + ["--out", str(out)]) == 0
+    return out.parent / "a_checkpoints" / "step_000000064.ckpt"
+
+
+def _parts(path: Path) -> tuple[dict, dict]:
     data = path.read_bytes()
     size = int.from_bytes(data[:8], "little")
-    document = json.loads(json.loads(data[8 : 8 + size])["__metadata__"][METADATA_KEY])
-    change(document)
-    path.write_bytes(save(load(data), metadata={METADATA_KEY: json.dumps(document)}))
+    return json.loads(json.loads(data[8 : 8 + size])["__metadata__"][METADATA_KEY]), load(data)
 
 
-def _main_items(document: dict) -> list:
-    return document["main"]["dict"]
+def _rewrite(path: Path, change) -> None:
+    """Rewrite the checkpoint through ``change(document, tensors)``."""
+    document, tensors = _parts(path)
+    change(document, tensors)
+    path.write_bytes(save(tensors, metadata={METADATA_KEY: json.dumps(document)}))
 
 
-def _resume(folder: Path, tmp_path: Path, capsys, name: str = "step_000000128.ckpt"):
-    code = main(TINY + ["--out", str(tmp_path / "b.safetensors"), "--resume", str(folder / name)])
+def _resume(folder: Path, tmp_path: Path, capsys, name: str = "step_000000128.ckpt", flags=TINY):
+    code = main(flags + ["--out", str(tmp_path / "b.safetensors"), "--resume", str(folder / name)])
     return code, capsys.readouterr()
+
+
+def _one_sentence_refusal(code: int, captured, message: str) -> None:
+    assert code == 2, captured
+    assert message in captured.err, captured.err
+    assert "Traceback" not in captured.err
+    errors = [
+        line for line in captured.err.splitlines() if line.startswith("python train.py: error")
+    ]
+    assert len(errors) == 1
 
 
 def _copy(run: Path, tmp_path: Path) -> Path:
@@ -91,12 +135,39 @@ def _copy(run: Path, tmp_path: Path) -> Path:
     return folder
 
 
-def test_a_checkpoint_is_tensors_and_json_and_resumes(run, tmp_path, capsys):
-    data = (run / "step_000000128.ckpt").read_bytes()
-    assert not data.startswith(OLD_MAGIC) and b"\x80\x04" not in data[:16]
-    state = read_checkpoint(run / "step_000000128.ckpt")
-    assert state["timesteps"] == 128 and len(state["envs"]) == 2
-    code, _ = _resume(run, tmp_path, capsys)
+def _keys_and_strings(value):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _keys_and_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys_and_strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+@pytest.mark.parametrize("kind", ["solo", "batched"])
+def test_a_checkpoint_is_named_fields_without_code_paths_and_resumes(
+    kind, run, batched, tmp_path, capsys
+):
+    path = run / "step_000000128.ckpt" if kind == "solo" else batched
+    document, tensors = _parts(path)
+    assert document["format"] == "trash-env-checkpoint" and document["version"] == 3
+    assert document["env"]["kind"] == kind
+    words = list(_keys_and_strings(document))
+    assert not [w for w in words if re.fullmatch(r"[\w.]+:[A-Za-z_][\w.]*", w)]  # module:qualname
+    assert not [w for w in words if w.startswith("_")]  # no private attribute names
+    names = {re.sub(r"/.*", "/", name) for name in tensors}
+    assert names <= {"policy/", "optimizer/", "rng/", "last_obs", "last_episode_starts", "env/"}
+    state = read_checkpoint(path)
+    assert state["timesteps"] == int(path.stem[5:])
+    if kind == "solo":
+        assert len(state["envs"]) == 2 and state["envs"][0]["episode"]["actions"]
+        code, _ = _resume(run, tmp_path, capsys)
+    else:
+        assert state["envs"][0]["arrays"]["games/layout"].shape == (4, 6, 10)
+        code, _ = _resume(path.parent, tmp_path, capsys, path.name, BATCHED)
     assert code == 0
 
 
@@ -128,32 +199,32 @@ def test_a_crafted_step_999999999_in_the_folder_is_skipped_for_the_real_one(run,
     assert "resuming from" in captured.out and "step_000000128.ckpt" in captured.out
 
 
+def _episode(d: dict) -> dict:
+    return d["env"]["envs"][0]["episode"]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: _main_items(d).append(["evil", 1]), "unexpected evil"),
+        (lambda d, t: d.__setitem__("evil", 1), "('evil' was unexpected)"),
+        (lambda d, t: d.pop("timesteps"), "'timesteps' is a required property"),
+        (lambda d, t: d.__setitem__("timesteps", "many"), "at timesteps: 'many' is not of type"),
+        (lambda d, t: d.__setitem__("version", 1), "at version: 3 was expected"),
         (
-            lambda d: _main_items(d).__setitem__(
-                slice(None), [p for p in _main_items(d) if p[0] != "timesteps"]
-            ),
-            "missing timesteps",
+            lambda d, t: d["sb3"].__setitem__("progress_remaining", np.nan),
+            "NaN is not a JSON number",
         ),
+        (lambda d, t: d["flags"].__setitem__("vec", None), "--vec None (given 'dummy')"),
+        (lambda d, t: _episode(d)["actions"].append(99), "99 is greater than the maximum of 12"),
+        (lambda d, t: _episode(d).__setitem__("actions", [12] * 5), "does not replay"),
         (
-            lambda d: [p.__setitem__(1, "many") for p in _main_items(d) if p[0] == "timesteps"],
-            "timesteps must be an integer",
+            lambda d, t: _episode(d).__setitem__("opponents", ["os"]),
+            "outside the run's pool ('os')",
         ),
-        (lambda d: d.__setitem__("version", 1), "not a version 2"),
-        (lambda d: d.__setitem__("extra", 1), "unexpected extra"),
-        (
-            lambda d: d["envs"][0]["tree"].__setitem__("object", "os:system"),
-            "a class that is not allowed ('os:system')",
-        ),
-        (
-            lambda d: d["envs"][0]["tree"].__setitem__("object", "builtins:eval"),
-            "a class that is not allowed",
-        ),
-        (lambda d: d["envs"].pop(), "unexpected tensors envs.1.0"),
-        (lambda d: d["envs"][0]["tree"]["state"].pop(), "lacks attributes"),
+        (lambda d, t: d["env"]["envs"].pop(), "the checkpoint holds 1 envs, --envs is 2"),
+        (lambda d, t: t.__setitem__("evil", np.zeros(1)), "unexpected or missing tensors (evil)"),
+        (lambda d, t: t.pop("rng/torch"), "the tensor rng/torch is missing"),
+        (lambda d, t: t.__setitem__("rng/numpy", np.zeros(3, np.uint32)), "wrong length"),
     ],
 )
 def test_a_tampered_checkpoint_gets_one_sentence_and_exit_2(run, tmp_path, capsys, change, message):
@@ -161,12 +232,7 @@ def test_a_tampered_checkpoint_gets_one_sentence_and_exit_2(run, tmp_path, capsy
     folder.mkdir()
     shutil.copy(run / "step_000000128.ckpt", folder)
     _rewrite(folder / "step_000000128.ckpt", change)
-    code, captured = _resume(folder, tmp_path, capsys)
-    assert code == 2, captured
-    assert message in captured.err, captured.err
-    assert "Traceback" not in captured.err
-    errors = [line for line in captured.err.splitlines() if line.startswith("train.py: error")]
-    assert len(errors) == 1
+    _one_sentence_refusal(*_resume(folder, tmp_path, capsys), message)
 
 
 def test_a_truncated_checkpoint_is_refused(run, tmp_path, capsys):
@@ -180,24 +246,150 @@ def test_a_truncated_checkpoint_is_refused(run, tmp_path, capsys):
         assert "Traceback" not in captured.err
 
 
-def test_the_plain_codec_keeps_shared_objects_and_refuses_other_classes():
-    shared = [1, 2]
-    tree, arrays = encode(
-        {
-            "a": shared,
-            "b": shared,
-            "c": (np.arange(3), np.float32(2.5)),
-            "g": np.random.default_rng(4),
-        },
-        {},
+# ---------------------------------------------------------------------------- the old layout
+
+
+def test_a_version_2_checkpoint_of_the_previous_layout_resumes_bit_for_bit(tmp_path, capsys):
+    shutil.copy(V2 / "step_000000064.ckpt", tmp_path)
+    code, captured = _resume(tmp_path, tmp_path, capsys, "step_000000064.ckpt", BATCHED)
+    assert code == 0, captured.err
+    first, _ = load_tensors(V2 / "uninterrupted_step_000000128.safetensors")
+    second, _ = load_tensors(tmp_path / "b_checkpoints" / "step_000000128.safetensors")
+    assert first.keys() == second.keys()
+    assert all(np.array_equal(first[k], second[k]) for k in first)
+    # What it writes is version 3.
+    assert _parts(tmp_path / "b_checkpoints" / "step_000000128.ckpt")[0]["version"] == 3
+
+
+@pytest.mark.parametrize(("table", "index"), [("cfg", 0), ("wild", 1), ("totals", 2), ("deck", 3)])
+def test_a_version_2_checkpoint_with_its_rules_tables_set_to_0xff_is_refused(
+    tmp_path, capsys, table, index
+):
+    """Version 2 stored the batch's rules tables; they are never trusted (the kernels read
+    them, and 0xFF in them hung a resumed run for minutes): they must equal its rules'."""
+    shutil.copy(V2 / "step_000000064.ckpt", tmp_path)
+
+    def change(document, tensors):
+        core = dict(document["envs"][0]["tree"]["state"])["core"]
+        arrays = dict(dict(dict(core["state"])["batch"]["state"])["arrays"]["state"])
+        assert arrays[table]["array"] == index
+        tensors[f"envs.0.{index}"] = np.full_like(tensors[f"envs.0.{index}"], 0xFF)
+
+    _rewrite(tmp_path / "step_000000064.ckpt", change)
+    code, captured = _resume(tmp_path, tmp_path, capsys, "step_000000064.ckpt", BATCHED)
+    _one_sentence_refusal(code, captured, f"rules table {table} differs from its rules'")
+
+
+def test_a_version_2_checkpoint_of_solo_envs_is_refused_in_one_sentence():
+    document, tensors = _parts(V2 / "step_000000064.ckpt")
+    shaped = {"id": 0, "object": "agents.training.shaping:ProgressShaping", "state": []}
+    document["envs"] = [{"tree": shaped, "arrays": 0}, {"tree": shaped, "arrays": 0}]
+    with pytest.raises(ValueError, match="solo envs .* cannot be migrated, start the run again"):
+        migrate(document, tensors)
+
+
+# ---------------------------------------------------------------------------- issue 28.3
+
+
+def _games(t: dict, field: str) -> np.ndarray:
+    return t[f"env/games/{field}"]
+
+
+def _all_games_0xff(d: dict, t: dict) -> None:
+    for name in [n for n in t if n.startswith("env/games/")]:
+        t[name] = np.frombuffer(b"\xff" * t[name].nbytes, t[name].dtype).reshape(t[name].shape)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_all_games_0xff, "flag that is not 0 or 1"),
+        (lambda d, t: _games(t, "stock").view(np.uint8).__setitem__((0, 0), 200), "stock card"),
+        (lambda d, t: _games(t, "layout").view(np.uint8).__setitem__((1, 0, 0), 200), "layout"),
+        (lambda d, t: _games(t, "sizes").__setitem__((2, 1), 11), "sizes outside 0..10"),
+        (lambda d, t: _games(t, "current").__setitem__(3, 5), "current outside 0..1"),
+        (lambda d, t: _games(t, "nstock").__setitem__(0, 30000), "nstock outside"),
+        (lambda d, t: _games(t, "rng").__setitem__((0, 3), 2), "not a PCG64 state"),
+        (lambda d, t: _games(t, "hidden").__setitem__((0, 1), 9), "more hidden cards"),
+        (lambda d, t: _games(t, "turns").__setitem__(0, 10**6), "turns outside"),
+        (lambda d, t: t["env/seats"].__setitem__(0, 7), "learner seat outside 0..1"),
+        (lambda d, t: t["env/opponent_kinds"].__setitem__((0, 5), 3), "a bad opponent seat"),
+        (lambda d, t: t["env/opponent_policy"].__setitem__(slice(None), 9), "bad opponent seat"),
+        (lambda d, t: t.pop("env/games/held"), "games' fields differ from this version's (held)"),
+        (lambda d, t: d["env"]["policies"].append("search"), "outside the run's pool ('search')"),
+        (lambda d, t: d["env"]["rules"].__setitem__("num_players", 3), "plays other rules"),
+    ],
+)
+def test_a_tampered_batch_is_refused_before_the_kernels_see_it(
+    batched, tmp_path, capsys, change, message
+):
+    shutil.copy(batched, tmp_path)
+    _rewrite(tmp_path / batched.name, change)
+    code, captured = _resume(tmp_path, tmp_path, capsys, batched.name, BATCHED)
+    _one_sentence_refusal(code, captured, message)
+
+
+BOUNDSCHECK = """
+import sys
+import numpy as np
+from numba import config
+from pathlib import Path
+from agents.training.checkpoint import read_checkpoint
+from agents.training.env_state import restore_batched_env
+from trash_env.vector import _kernels as K, make_vec_env
+
+assert config.BOUNDSCHECK
+saved = read_checkpoint(Path(sys.argv[1]))["envs"]
+env = saved[0]
+config_ = type("Config", (), {"envs": 4})
+fresh = make_vec_env(4, env["opponents"], env["rules"], seed=0, shaping=env["shaping"])
+venv = restore_batched_env(saved, config_, fresh)
+rng = np.random.default_rng(0)
+for _ in range(400):
+    masks = venv.action_masks()
+    venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+venv.core.batch.check_invariants()
+games = venv.core.batch.games.copy()
+games["current"][0], games["decision"][0] = 99, K.WILD  # a player index past the table
+arrays = venv.core.batch.arrays
+try:
+    K.batch_violations(games, np.zeros(4, np.int64), arrays.cfg, arrays.wild, arrays.totals)
+except IndexError:
+    print("bounds checked")
+"""
+
+
+def test_a_resumed_batch_runs_the_kernels_within_bounds_with_numba_boundscheck(batched, tmp_path):
+    """The kernels compiled afresh with bounds checking play 400 steps of a resumed batch
+    without an out-of-bounds access; the same run shows that the checking is on (an index
+    past the table, which only the range checks keep from the kernels, raises)."""
+    env = {
+        **os.environ,
+        "NUMBA_BOUNDSCHECK": "1",
+        "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+        "PYTHONPATH": str(ROOT),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", BOUNDSCHECK, str(batched)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=tmp_path,
     )
-    back = decode(json.loads(json.dumps(tree)), arrays, {}, "test")
-    assert back["a"] is back["b"] and back["a"] == [1, 2]
-    assert np.array_equal(back["c"][0], np.arange(3)) and back["c"][1] == np.float32(2.5)
-    assert back["g"].integers(10**9) == np.random.default_rng(4).integers(10**9)
-    with pytest.raises(ValueError, match="cannot store a .*Evil"):
-        encode(Evil(Path("x")), {})
-    with pytest.raises(ValueError, match="arrays of Python objects"):
-        decode(
-            {"id": 0, "array": 0, "dtype": "|O", "shape": [1]}, [np.zeros(8, np.uint8)], {}, "test"
-        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "bounds checked"
+
+
+def test_a_version_2_checkpoint_with_a_nan_counter_is_refused():
+    """JSON has no NaN, but version 2 stored floats as {"float": "nan"}: a migrated one must
+    not pass the schema's ranges (every comparison with NaN is false)."""
+    from agents.training.checkpoint import pack, unpack
+
+    document, tensors = _parts(V2 / "step_000000064.ckpt")
+    sb3 = dict(document["main"]["dict"])["sb3"]
+    for pair in sb3["dict"]:
+        if pair[0] == "progress_remaining":
+            pair[1] = {"float": "nan"}
+    with pytest.raises(ValueError, match="a number that is not finite"):
+        unpack(*pack(*migrate(document, tensors)))

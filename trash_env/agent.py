@@ -231,7 +231,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
             raise ValueError(message)
     kind, target = found
     if kind == "loader":
-        return target(name, seed, raw)
+        loaded = target(name, seed, raw)
+        loaded.spec = spec  # what rebuilds it (a checkpoint names its seated policies so)
+        return loaded
     factory, allowed = target
     unknown = sorted(set(raw) - set(allowed))
     if unknown:

@@ -1,14 +1,121 @@
-"""Command-line pieces shared by ``evaluate.py``, ``train.py`` and ``python -m agents.play``:
-one flag per rules option, so every program accepts the same ``--wilds kings`` spelling."""
+"""Command-line pieces shared by ``evaluate.py``, ``train.py``, ``python -m agents.play`` and
+the examples: one parser class, so every program names itself the way it was started and
+answers a bad flag alike, and one flag per rules option, so every program accepts the same
+``--wilds kings`` spelling."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
+import os
 import re
+import signal
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import fields
+from typing import NoReturn
 
 from trash_env.rules import Rules, option_spec
+
+
+def program_name(command: str, console: str | None = None) -> str:
+    """How the running program was started, for its usage line: the console script's name
+    (``trash-train``) when that is what ran, else ``command`` (``python train.py``)."""
+    if console is not None and os.path.basename(sys.argv[0] or "") == console:
+        return console
+    return command
+
+
+class Parser(argparse.ArgumentParser):
+    """The ``ArgumentParser`` of every command line here: ``--help`` prints the whole text,
+    but a bad flag prints one short usage line (the required arguments, ``[options]``) and the
+    one-line reason, not the usage block of every flag."""
+
+    def format_usage(self) -> str:
+        required = [a for a in self._actions if a.required or not a.option_strings]
+        formatter = self._get_formatter()
+        formatter.add_usage(None, required, [], prefix="usage: ")
+        line = formatter.format_help().strip()
+        return f"{line} [options]  (see --help)\n"
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(self.refuse(message))
+
+    def refuse(self, message: object) -> int:
+        """Print the short usage line and ``prog: error: message`` on stderr (only the latter
+        for :class:`MissingModules`: the flags were right); returns 2, the exit code of a bad
+        option."""
+        from trash_env.files import safe_text
+
+        usage = "" if isinstance(message, MissingModules) else self.format_usage()
+        sys.stderr.write(f"{usage}{self.prog}: error: {safe_text(message)}\n")
+        return 2
+
+
+EXIT_INTERRUPT, EXIT_TERMINATED = 130, 128 + signal.SIGTERM
+
+
+class Terminated(BaseException):
+    """SIGTERM as an exception, so that what a program started is stopped on the way out and
+    its ``finally`` blocks run, as for Ctrl-C."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def run_interruptible(prog: str, work: Callable[[], int], note: Callable[[], str] = str) -> int:
+    """``work()``'s exit code; Ctrl-C and SIGTERM end it with one line (``prog: interrupted``
+    and what ``note()`` then says) and the shell's codes 130 and 143, never a traceback."""
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    try:
+        return work()
+    except KeyboardInterrupt:
+        print(f"\n{prog}: interrupted{note()}", file=sys.stderr)
+        return EXIT_INTERRUPT
+    except Terminated:
+        print(f"{prog}: terminated{note()}", file=sys.stderr)
+        return EXIT_TERMINATED
+    finally:
+        if in_main_thread and previous is not None:  # None: set outside Python, left as is
+            signal.signal(signal.SIGTERM, previous)
+
+
+class MissingModules(ValueError):
+    """An optional library that what was asked for needs is not installed (the message says
+    which install brings it)."""
+
+
+def missing_modules(*modules: str) -> list[str]:
+    """Those of ``modules`` that cannot be imported here (not installed)."""
+    missing = []
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(module)
+    return missing
+
+
+def extra_install(extra: str) -> str:
+    """The command that installs one of this project's extras (in a clone or not)."""
+    return f'pip install "trash-env[{extra}]"'
+
+
+def need_modules(purpose: str, install: str, *modules: str) -> None:
+    """``ValueError`` in one line when one of ``modules`` is missing: what needs it and the
+    command that installs it (:func:`extra_install`), before any work is done."""
+    missing = missing_modules(*modules)
+    if missing:
+        raise MissingModules(
+            f"{purpose} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+            f"not installed: {install}"
+        )
 
 
 def whole_number(text: str) -> int:
@@ -63,13 +170,35 @@ def option_docs() -> dict[str, str]:
     return {key: value.replace("%", "%%") for key, value in plain.items()}
 
 
+# Where a Rules docstring sentence speaks Python (``None``), the command line's own sentence.
+_FLAG_HELP = {
+    "num_decks": "the number of 52-card decks (default: half the players, rounded up)",
+    "jokers": "add 2 jokers per deck; jokers are always wild, whatever --wilds says",
+    "max_deals": "end the game after N deals: the smallest layout wins, equal sizes share the "
+    "win (default: no limit)",
+}
+
+
+def flag_help() -> dict[str, str]:
+    """Each rules option's help on the command line: its docstring sentence, with option names
+    written as the flags a user types (``--losers-reveal``, not ``losers_reveal``)."""
+    docs = option_docs()
+    flags = {f.name: option_spec(f)["flags"][0] for f in fields(Rules) if "_" in f.name}
+    names = re.compile(r"\b(" + "|".join(sorted(flags, key=len, reverse=True)) + r")\b")
+    out = {}
+    for name, text in docs.items():
+        text = _FLAG_HELP.get(name, text)
+        out[name] = names.sub(lambda match: flags[match.group(1)], text)
+    return out
+
+
 def add_rules_arguments(
     parser: argparse.ArgumentParser, default_help: dict[str, str] | None = None
 ) -> None:
     """One flag per Rules field (unset flags keep the standard game); read back with
     :func:`rules_options`. ``default_help`` replaces the "(default: ...)" text of an option."""
     group = parser.add_argument_group("rules options (docs/rules.md; defaults: the standard game)")
-    defaults, docs = Rules(), option_docs()
+    defaults, docs = Rules(), flag_help()
     for field in fields(Rules):
         spec = option_spec(field)  # flags and choices come from the field's metadata
         default = getattr(defaults, field.name)
@@ -84,8 +213,9 @@ def add_rules_arguments(
             kwargs["type"] = int
             kwargs["metavar"] = "N"
             shown = "not set" if default is None else default
+        text = docs.get(field.name, field.name)
         note = (default_help or {}).get(field.name, f"(default: {shown})")
-        kwargs["help"] = f"{docs.get(field.name, field.name)} {note}"
+        kwargs["help"] = text if "(default:" in text else f"{text} {note}"
         group.add_argument(*spec["flags"], **kwargs)
 
 

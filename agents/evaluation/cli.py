@@ -11,19 +11,20 @@ games at start sizes 1 to 10 (or the sizes given), with ``greedy`` (``--referenc
 the same opponents on the same deals: one row per setting (:mod:`agents.evaluation.sizes`).
 
 Every rules option of ``trash_env.Rules`` is a flag (``--wilds kings``, ``--jokers``,
-``--losers-reveal``, ...). How line-ups, seatings and duplicate deals are chosen, and how the
-figures are counted: :mod:`agents.evaluation`. Every option, output path included, is checked
-before the first game: a bad one exits at once with code 2 and the reason. Exit codes: 0 done,
-1 a worker process died, 2 bad options, 130 Ctrl-C, 143 SIGTERM (one line said, no traceback;
-the worker processes end with the evaluation, :mod:`agents.evaluation.pool`).
+``--losers-reveal``, ...). A model file trained under other rules of play than the game's is
+refused with the flags of its own game (``--other-rules`` seats it anyway, with a warning: its
+strength there was never measured). How line-ups, seatings and duplicate deals are chosen,
+and how the figures are counted: :mod:`agents.evaluation`. Every option, output path
+included, is checked before the first game: a bad one exits at once with code 2 and the
+reason. Exit codes: 0 done, 1 a worker process died or a file could not be written (one
+line; the previous file is left whole), 2 bad options, 130 Ctrl-C, 143 SIGTERM (one line
+said, no traceback; the worker processes end with the evaluation, :mod:`agents.evaluation.pool`).
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,16 +39,28 @@ from agents.evaluation.runner import (
     evaluate,
 )
 from agents.evaluation.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
-from trash_env.cli import add_rules_arguments, check_int, rules_options, whole_number
-from trash_env.files import IMAGE_SUFFIXES, check_output_path
+from agents.policies.model_file import other_rules_of_play
+from trash_env.agent import make_agent
+from trash_env.cli import (
+    Parser,
+    add_rules_arguments,
+    check_int,
+    extra_install,
+    need_modules,
+    program_name,
+    rules_options,
+    run_interruptible,
+    whole_number,
+)
+from trash_env.files import IMAGE_SUFFIXES, check_output_path, describe_os_error
 from trash_env.rules import Rules
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python evaluate.py",
+def build_parser() -> Parser:
+    parser = Parser(
+        prog=program_name("python evaluate.py", "trash-evaluate"),
         description="Duplicate-deal tournament between Trash agents: every line-up in every "
-        "seat rotation on the same shuffled decks; win rates with 95%% Wilson intervals, "
+        "seat rotation on the same shuffled decks; win rates with 95% Wilson intervals, "
         "head-to-head rates, first-seat advantage and TrueSkill ratings.",
     )
     parser.add_argument(
@@ -105,7 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write the per-agent and pair rows as CSV")
     parser.add_argument(
-        "--png", metavar="FILE", help="draw win rates and head-to-head as PNG (FILE ends in .png)"
+        "--png",
+        metavar="FILE",
+        help="draw win rates and head-to-head as PNG (FILE ends in .png; needs matplotlib: "
+        'pip install "trash-env[plot]")',
     )
     parser.add_argument(
         "--save-games",
@@ -134,45 +150,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--quiet", action="store_true", help="do not print the table")
+    parser.add_argument(
+        "--other-rules",
+        action="store_true",
+        help="seat a model file in a game whose rules of play differ from those it was "
+        "trained under (default: refused, naming the flags of its own game)",
+    )
     add_rules_arguments(parser)
     return parser
-
-
-EXIT_INTERRUPT, EXIT_TERMINATED = 130, 128 + signal.SIGTERM
-
-
-class Terminated(BaseException):
-    """SIGTERM as an exception, so that the workers are stopped on the way out (like Ctrl-C)."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run evaluate.py with ``argv`` (default: the command line); returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
-    try:
-        return _run(parser, args)
-    except KeyboardInterrupt:
-        print(f"\n{parser.prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPT
-    except Terminated:
-        print(f"{parser.prog}: terminated", file=sys.stderr)
-        return EXIT_TERMINATED
-    finally:
-        if in_main_thread and previous is not None:  # None: set outside Python, left as is
-            signal.signal(signal.SIGTERM, previous)
+    return run_interruptible(parser.prog, lambda: _run(parser, args))
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _run(parser: Parser, args: argparse.Namespace) -> int:
     report: Report | SizesReport
     try:
         check_args(args)
         rules = Rules.from_options(**rules_options(args))
+        if not args.other_rules:
+            check_trained_rules(args.agents, rules)
         if args.sizes is not None:
             report = _sizes(args, rules)
         else:
@@ -190,20 +191,25 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 engine=args.engine,
             )
     except (ValueError, ImportError) as error:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: {error}", file=sys.stderr)
-        return 2
+        return parser.refuse(error)
     except RuntimeError as error:  # a worker died: not a bad option
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
+    except OSError as error:  # a saved game could not be written (a full disk): not an option
+        print(f"{parser.prog}: error: {describe_os_error(error)}", file=sys.stderr)
+        return 1
     if not args.quiet:
         print(report.table())
-    if args.json:
-        report.write_json(args.json)
-    if args.csv:
-        report.write_csv(args.csv)
-    if args.png and isinstance(report, Report):  # check_args refuses --png with --sizes
-        report.plot(args.png)
+    try:
+        if args.json:
+            report.write_json(args.json)
+        if args.csv:
+            report.write_csv(args.csv)
+        if args.png and isinstance(report, Report):  # check_args refuses --png with --sizes
+            report.plot(args.png)
+    except OSError as error:  # the previous file, if any, is left whole (atomic writes)
+        print(f"{parser.prog}: error: {describe_os_error(error)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -227,6 +233,24 @@ def _sizes(args: argparse.Namespace, rules: Rules) -> SizesReport:
     )
 
 
+def check_trained_rules(specs: Sequence[str], rules: Rules) -> None:
+    """``ValueError`` when one of ``specs`` is a model file trained under other rules of play
+    than ``rules`` (the player count aside: a pretrained model switches to its own), naming the
+    differences and the flags of the model's game, before any game is played."""
+    for spec in dict.fromkeys(specs):
+        sidecar = getattr(make_agent(spec, seed=0), "sidecar", None)
+        if sidecar is None:  # a bot
+            continue
+        differences, flags = other_rules_of_play(sidecar, rules)
+        if differences:
+            own = " ".join(flags) if flags else "its sidecar's rules"
+            raise ValueError(
+                f"{spec} was trained under other rules than this game's: "
+                f"{', '.join(differences)}; evaluate it in its own game ({own}), or pass "
+                "--other-rules to seat it anyway"
+            )
+
+
 def check_args(args: argparse.Namespace) -> None:
     """What argparse cannot check, before any game: bounds and output paths (``ValueError``
     naming the flag and the allowed values)."""
@@ -241,6 +265,9 @@ def check_args(args: argparse.Namespace) -> None:
         check_output_path("--csv", args.csv)
     if args.png:
         check_output_path("--png", args.png, IMAGE_SUFFIXES)
+        need_modules("--png", extra_install("plot"), "matplotlib")
+    if args.backend == "ray":
+        need_modules("--backend ray", extra_install("ray"), "ray")
     if args.sizes is not None:
         if len(args.agents) < 2:
             raise ValueError(

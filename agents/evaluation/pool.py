@@ -4,7 +4,9 @@ Why not a bare ``ProcessPoolExecutor``: its workers outlive a parent killed by S
 SIGKILL (they wait on a queue whose write end they hold themselves, and so does the resource
 tracker), and Ctrl-C in a terminal reaches every process of the group, each printing its own
 traceback. Here each worker ignores SIGINT (the parent alone answers it) and a thread in it
-waits on the parent's sentinel and ends the worker as soon as the parent is gone. At most two
+waits on the parent's sentinel and ends the worker as soon as the parent is gone; on the way
+out (that, or SIGTERM from a parent stopping the pool) it removes the temp file of a game log
+it was writing (``trash_env.files.abandon_temp_files``). At most two
 tasks per worker are in flight, so memory does not grow with the number of tasks. Workers are
 spawned: they re-import the calling script, which is why a script must call
 :func:`agents.evaluation.evaluate` under ``if __name__ == "__main__":``.
@@ -25,12 +27,14 @@ from concurrent.futures.process import BrokenProcessPool
 
 from agents.evaluation import tournament
 from agents.evaluation.tournament import GameResult, Plan
+from trash_env.files import abandon_temp_files
 
 IN_FLIGHT_PER_WORKER = 2
 
 
 def _start(plan: Plan) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _terminated)
     # One thread per worker process: a trained policy's torch must not oversubscribe.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -40,8 +44,15 @@ def _start(plan: Plan) -> None:
     tournament.start_worker(plan)
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM (the parent stopping the pool): end now, leaving no half-written game file."""
+    abandon_temp_files()
+    os._exit(1)
+
+
 def _exit_with(parent: multiprocessing.process.BaseProcess) -> None:
     parent.join()  # returns once the parent's end of the sentinel pipe is closed: it is gone
+    abandon_temp_files()  # the parent was killed (even by SIGKILL): no temp file left behind
     os._exit(1)
 
 
@@ -73,6 +84,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
             process.terminate()
     for process in processes:
         process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5)
 
 
 def local_stream(

@@ -35,7 +35,7 @@ from agents.evaluation.tournament import (
     start_worker,
     stop_worker,
 )
-from trash_env.files import safe_text
+from trash_env.files import safe_text, sweep_temp_files
 from trash_env.rules import Rules
 
 BACKENDS = ("local", "ray")  # ray: agents/evaluation/ray_backend.py (the deal ranges as Ray tasks)
@@ -212,6 +212,10 @@ def evaluate(
                     bar.update(len(part))
                 if report_progress is not None:
                     report_progress(tally.games)
+    except BaseException:
+        if save_dir is not None:  # the workers are stopped: what temp files remain are dead
+            sweep_temp_files(save_dir, SAVED_GAME_NAMES)
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -229,6 +233,9 @@ def evaluate(
         report.saved_games = {"dir": str(save_games), "index": index}
     tally.fill(report)
     return report
+
+
+SAVED_GAME_NAMES = r"[0-9]{6,}\.json"  # tournament.game_file's names, as a regular expression
 
 
 def _games_folder(value: str | Path, games: int) -> str:
@@ -253,6 +260,9 @@ def _games_folder(value: str | Path, games: int) -> str:
         ) from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{name}: {safe_text(folder)} is not writable")
+    # A run killed outright (kill -9 of the parent and its workers) can leave the temp files
+    # of the game logs it was writing: this run, which rewrites those names, removes them.
+    sweep_temp_files(folder, SAVED_GAME_NAMES)
     return str(folder)
 
 

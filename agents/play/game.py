@@ -14,7 +14,6 @@ an unreadable log or one whose actions do not replay.
 
 from __future__ import annotations
 
-import argparse
 import os
 import secrets
 import signal
@@ -27,8 +26,9 @@ from agents.bots.base import Agent, check_fits, make_agent, parse_spec
 from agents.play.game_log import DEFAULT_LOG_DIR, build_log, read_log, write_log
 from agents.play.human import HumanAgent, HumanQuit, bot_label, seat_names, seat_seeds
 from agents.play.replay import DealTracker, narrate, replay
-from trash_env.cli import add_rules_arguments, rules_options, whole_number
+from trash_env.cli import Parser, add_rules_arguments, program_name, rules_options, whole_number
 from trash_env.engine import Game
+from trash_env.files import check_output_path
 from trash_env.match import Match
 from trash_env.rules import Rules
 from trash_env.text import printable, result_text
@@ -36,9 +36,9 @@ from trash_env.text import printable, result_text
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPT = 0, 2, 130
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m agents.play",
+def build_parser() -> Parser:
+    parser = Parser(
+        prog=program_name("python -m agents.play", "trash-play"),
         description="Play Trash (Garbage) in the terminal against bots.",
         epilog="Keys during the game: s stock, d discard, 1-10 slot, n decline a swap, "
         "trash call Trash!, t table, h help, q quit. Exit codes: 0 done or quit, "
@@ -188,15 +188,13 @@ class Table:
         )
 
 
-def _usage_error(parser: argparse.ArgumentParser, error: Exception) -> int:
-    """Report a bad option like argparse does (usage, then the reason) and return code 2."""
-    parser.print_usage(sys.stderr)
-    sys.stderr.write(f"{parser.prog}: error: {printable(str(error))}\n")
-    return EXIT_USAGE
+def _usage_error(parser: Parser, error: Exception) -> int:
+    """Report a bad option like argparse does (a short usage line, then the reason); code 2."""
+    return parser.refuse(printable(str(error)))
 
 
 def _replay(
-    parser: argparse.ArgumentParser,
+    parser: Parser,
     path: Path,
     no_pause: bool,
     out: TextIO,
@@ -219,7 +217,7 @@ def _replay(
     return EXIT_OK
 
 
-def _refuse(parser: argparse.ArgumentParser, reason: str) -> int:
+def _refuse(parser: Parser, reason: str) -> int:
     """One line on stderr (no usage block: the options were fine) and exit code 2."""
     sys.stderr.write(f"{parser.prog}: error: {printable(reason)}\n")
     return EXIT_USAGE
@@ -240,6 +238,8 @@ def main(
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
     seat = args.seat - 1
     try:
+        if args.log is not None and not args.no_log:  # a game is not played to be lost
+            check_output_path("--log", args.log)
         options = rules_options(args)
         specs = seat_specs(args.opponents, options.get("num_players"), seat)
         options["num_players"] = len(specs)

@@ -133,9 +133,9 @@ def convert_sb3_zip(zip_path: str | Path, out: str | Path, *, trust_pickle: bool
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m agents.policies.convert OLD.zip NEW.safetensors --trust-pickle``."""
-    import argparse
+    from trash_env.cli import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m agents.policies.convert",
         description="Convert a stable-baselines3 .zip you trained yourself (and its .json "
         "sidecar beside it) into a trash-env model file. WARNING: this unpickles the .zip, "

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ import numpy as np
 from agents.policies.features import FEATURES, PairFeatures, extra_inputs, players_for
 from trash_env.files import atomic_write_bytes, safe_text
 from trash_env.observation import OBS_VERSION, observation_size
-from trash_env.rules import Rules
+from trash_env.rules import Rules, option_spec
 
 MODEL_SUFFIX = ".safetensors"
 SIDECAR_FORMAT = "trash-env-policy"
@@ -86,6 +87,26 @@ def _rules_differences(trained: Rules, game: Rules) -> list[str]:
         if getattr(trained, name) != value:
             out.append(f"{name}={value!r} (trained: {getattr(trained, name)!r})")
     return out
+
+
+def other_rules_of_play(sidecar: dict[str, Any], game: Rules) -> tuple[list[str], list[str]]:
+    """How the rules of play of ``game`` differ from the model's (``option=game value
+    (trained: value)``, empty when they agree; the player count and layout sizes are left to
+    :func:`training_mismatch`), and the command-line flags that set the model's own values
+    where they differ (``--wilds kings``)."""
+    trained = Rules.from_options(**sidecar["rules"])
+    differences = _rules_differences(trained, game)
+    flags = []
+    for option in fields(Rules):
+        value = getattr(trained, option.name)
+        if option.name in (*_NOT_COMPARED, "num_players") or value == getattr(game, option.name):
+            continue
+        flag = option_spec(option)["flags"][0]
+        if isinstance(value, bool):
+            flags.append(flag if value else "--no-" + flag[2:])
+        elif value is not None:
+            flags.append(f"{flag} {value}")
+    return differences, flags
 
 
 def describe_training(sidecar: dict[str, Any]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from agents.training.config import (
@@ -16,13 +17,21 @@ from agents.training.config import (
     TrainConfig,
 )
 from agents.training.run import prepare, train
+from trash_env.cli import (
+    Parser,
+    add_rules_arguments,
+    extra_install,
+    need_modules,
+    program_name,
+    rules_options,
+    run_interruptible,
+)
+from trash_env.files import describe_os_error, safe_text
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from trash_env.cli import add_rules_arguments
-
-    parser = argparse.ArgumentParser(
-        prog="python train.py",
+def build_parser() -> Parser:
+    parser = Parser(
+        prog=program_name("python train.py", "trash-train"),
         description="Train a Trash agent (MaskablePPO) against bots and snapshots of itself.",
     )
     add = parser.add_argument
@@ -198,8 +207,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_of(args: argparse.Namespace) -> TrainConfig:
     """The :class:`TrainConfig` that parsed flags describe (checked: ``ValueError``)."""
-    from trash_env.cli import rules_options
-
     values = {
         name: getattr(args, name)
         for name in TrainConfig.__dataclass_fields__
@@ -213,17 +220,39 @@ def config_of(args: argparse.Namespace) -> TrainConfig:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse, check, train; a bad flag or checkpoint exits 2 with one sentence on stderr."""
-    from trash_env.files import safe_text
+TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "matplotlib")
 
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse, check, train; a bad flag or checkpoint exits 2 with one sentence on stderr, a
+    file that cannot be written 1, Ctrl-C 130 and SIGTERM 143 (one line each, the last
+    checkpoint kept)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    return run_interruptible(parser.prog, lambda: _run(parser, args), _kept(args.out))
+
+
+def _run(parser: Parser, args: argparse.Namespace) -> int:
     try:
+        need_modules("training", extra_install("train"), *TRAIN_MODULES)  # one line, first
         config, checkpoint = prepare(config_of(args))
         train(config, checkpoint)
     except ValueError as error:
-        parser.print_usage(sys.stderr)
-        print(f"train.py: error: {safe_text(error)}", file=sys.stderr)
-        return 2
+        return parser.refuse(error)
+    except OSError as error:  # a full disk, a folder gone: the files written before stay whole
+        print(f"{parser.prog}: error: {describe_os_error(error)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _kept(out: Path) -> Callable[[], str]:
+    """The note an interrupted run prints: where its checkpoints are, if it wrote any by
+    then (looked at when the run is interrupted)."""
+    folder = out.parent / f"{out.stem}_checkpoints"
+
+    def note() -> str:
+        if not any(folder.glob("*.ckpt")):
+            return ""
+        return f" (checkpoints kept: continue with --resume {safe_text(folder)})"
+
+    return note

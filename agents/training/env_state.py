@@ -1,97 +1,204 @@
-"""The training envs mid-episode as a checkpoint stores them, and their checks on the way
-back: a restored env must have the shape of a new env of the same settings, field by field."""
+"""The training envs mid-episode as named fields, and their checks on the way back.
+
+The batch: its games one array per record field, its seating, episode figures, generators and
+pool; restored into a new batch once :mod:`trash_env.vector.validate` has checked them as new
+games. A solo env: what replays its episode (the generator's state before the reset, the seed,
+the pool then, the learner's actions) and the shaping's figures; restored by replaying it
+through the engine, which checks every action.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
-from agents.training.checkpoint import encode_env
+# Document name -> the batch core's attribute (SoloBatch), so that renaming one leaves files
+# loadable.
+BATCH_ARRAYS = {
+    "seats": "seats",
+    "opponent_kinds": "kinds",
+    "opponent_weights": "weights",
+    "opponent_policy": "policy_of",
+    "opponent_rngs": "orngs",
+    "episode_return": "episode_return",
+    "episode_length": "episode_length",
+    "episode_start": "episode_start",
+    "episode_shaping": "episode_shaping",
+    "shaping_potential": "follower.potential",
+    "shaping_deals": "follower.deals",
+}
+SNAPSHOT = ".safetensors:deterministic=false"  # a self-play snapshot's spec (envs.opponent_pool)
+# Document name -> the shaping wrapper's attribute (ProgressShaping): its follower holds one game.
+SHAPING = {
+    "coef": "coef",
+    "potential": "_follower.potential",
+    "deals": "_follower.deals",
+    "sum": "_sum",
+    "fresh": "_fresh",
+}
 
 
-def solo_env_state(env: Any) -> tuple[Any, list[np.ndarray]]:
-    """One solo env (``ProgressShaping(Monitor(TrashSoloEnv))``) as plain data."""
-    return encode_env(env)
+def _get(owner: Any, path: str) -> Any:
+    for name in path.split("."):
+        owner = getattr(owner, name)
+    return owner
 
 
-def batched_env_state(venv: Any) -> list[tuple[Any, list[np.ndarray]]]:
-    """The whole batch (its arrays, opponent seats and generators) as plain data."""
-    return [encode_env(venv)]
+def _set(owner: Any, path: str, value: Any) -> None:
+    *parents, name = path.split(".")
+    for parent in parents:
+        owner = getattr(owner, parent)
+    setattr(owner, name, value)
 
 
-def _attributes(value: Any) -> dict[str, Any]:
-    from agents.training.plain import slot_names
-
-    found = dict(vars(value)) if hasattr(value, "__dict__") else {}
-    for slot in slot_names(type(value)):
-        if hasattr(value, slot):
-            found[slot] = getattr(value, slot)
-    return found
+def check_from_run(specs: list[str | None], pool: list[str]) -> None:
+    """Opponents a checkpoint names must be the run's: its pool's, or self-play snapshots."""
+    for spec in specs:
+        if spec is not None and spec not in pool and not spec.endswith(SNAPSHOT):
+            raise ValueError(f"names an opponent outside the run's pool ({spec[:100]!r})")
 
 
-def check_like(restored: Any, reference: Any, where: str, depth: int, rows: int) -> None:
-    """``restored`` has ``reference``'s type and, down to ``depth`` objects deep, its
-    attributes, of the same types (None stands for any); arrays of the same dtype and rank,
-    and of the same shape where their first axis is the ``rows`` envs."""
-    if restored is None or reference is None:
-        return
-    if type(restored) is not type(reference):
-        raise ValueError(
-            f"{where} is a {type(restored).__name__}, not a {type(reference).__name__}"
-        )
-    if isinstance(reference, np.ndarray):
-        if (
-            restored.dtype != reference.dtype
-            or restored.ndim != reference.ndim
-            or (reference.ndim and reference.shape[0] == rows and restored.shape != reference.shape)
-        ):
-            raise ValueError(
-                f"{where} is a {restored.dtype} array of shape {restored.shape}, "
-                f"not {reference.dtype} {reference.shape}"
-            )
-        return
-    if depth <= 0 or isinstance(reference, (str, int, float, bool, list, tuple, dict)):
-        return
-    mine, theirs = _attributes(restored), _attributes(reference)
-    missing = sorted(set(theirs) - set(mine))  # more is allowed: state gained by playing
-    if missing:
-        raise ValueError(f"{where} lacks attributes of this version's ({', '.join(missing)[:200]})")
-    for name, value in theirs.items():
-        check_like(mine[name], value, f"{where}.{name}", depth - 1, rows)
+def batched_env_state(venv: Any) -> tuple[dict, dict[str, np.ndarray]]:
+    """The whole batch as a document and named arrays."""
+    core, batch = venv.core, venv.core.batch
+    specs = [getattr(p.source, "spec", None) if p is not None else None for p in core.policies]
+    if any(p is not None and s is None for p, s in zip(core.policies, specs, strict=True)):
+        raise ValueError("an opponent given as an object, not a spec, cannot be checkpointed")
+    arrays = {f"games/{name}": batch.games[name] for name in batch.games.dtype.names}
+    arrays["game_seeds"] = batch.seeds
+    arrays["next_game_seeds"] = batch._seed_buffer[batch._seed_pos :]
+    arrays.update({name: _get(core, attr) for name, attr in BATCH_ARRAYS.items()})
+    document = {
+        "kind": "batched",
+        "rules": core.rules.to_dict(),
+        "rng": core.rng.bit_generator.state,
+        "game_rng": batch.rng.bit_generator.state,
+        "shaping": float(core.shaping),
+        "opponents": list(core.opponent_specs),
+        "policies": specs,
+    }
+    return document, {k: np.array(v) for k, v in arrays.items()}
 
 
 def restore_batched_env(saved: list[Any], config: Any, reference: Any) -> Any:
-    """The checkpoint's batch, checked against ``reference`` (a new batch of the config)."""
-    if len(saved) != 1:
-        raise ValueError(
-            f"--resume: the checkpoint holds {len(saved)} env entries, not the "
-            "one batch of --vec batched"
-        )
-    venv = saved[0]
-    check_like(venv, reference, "--resume: the checkpoint's batched env", 4, config.envs)
-    if venv.num_envs != config.envs:
-        raise ValueError(
-            f"--resume: the checkpoint's batched envs do not match --envs {config.envs}"
-        )
-    if venv.core.rules != reference.core.rules:
-        raise ValueError("--resume: the checkpoint's batched env plays other rules")
-    if len(venv.core.opponent_specs) != len(venv.core.pool_kind) or any(
-        p is not None and type(p).__name__ != "_Policy" for p in venv.core.policies
-    ):
-        raise ValueError("--resume: the checkpoint's batched env has a damaged opponent pool")
-    return venv
+    """``reference`` (a new batch of the run's settings) given the checkpoint's fields."""
+    from trash_env.rules import Rules
+    from trash_env.vector.env import _classify
+    from trash_env.vector.validate import check_seats, games_from_fields
 
-
-def restore_solo_env(saved: Any, reference: Any, rank: int) -> Any:
-    """One solo env of the checkpoint, checked against ``reference`` (a new one)."""
-    where = f"--resume: the checkpoint's env {rank}"
-    check_like(saved, reference, where, 5, -1)
-    solo = saved.env.env
-    if solo.rules != reference.env.env.rules:
-        raise ValueError(f"{where} plays other rules")
+    where = "--resume: the checkpoint's batched env"
+    if len(saved) != 1 or saved[0]["kind"] != "batched":
+        raise ValueError(f"{where.replace(' batched env', '')} envs are not one batch")
+    env, core, batch = saved[0], reference.core, reference.core.batch
+    arrays = dict(env["arrays"])
     try:
-        solo.game.check_invariants()
-    except (AssertionError, ValueError, TypeError, IndexError, KeyError, AttributeError):
-        raise ValueError(f"{where} holds a game that breaks the rules") from None
-    return saved
+        if Rules.from_options(**env["rules"]) != core.rules:
+            raise ValueError("plays other rules")
+        if env["opponents"] != core.opponent_specs:
+            raise ValueError("has another opponent pool")
+        pool = len(core.opponent_specs)
+        check_from_run(env["policies"][pool:], core.opponent_specs)
+        policies = core.policies + [
+            _classify(spec)[2] if spec is not None else None for spec in env["policies"][pool:]
+        ]
+        fields = {k[6:]: arrays.pop(k) for k in list(arrays) if k.startswith("games/")}
+        games = games_from_fields(fields, core.rules) if fields else np.zeros(0)
+        if len(games) != config.envs:
+            raise ValueError(f"does not match --envs {config.envs}")
+        values = {}
+        for name, attr in {**BATCH_ARRAYS, "game_seeds": "seeds"}.items():
+            like = _get(core if name != "game_seeds" else batch, attr)
+            value = arrays.pop(name, None)
+            if value is None or value.dtype != like.dtype or value.shape != like.shape:
+                raise ValueError(f"has no {name} array of {like.dtype} {like.shape}")
+            values[name] = value
+        next_seeds = arrays.pop("next_game_seeds", np.zeros(0))
+        if next_seeds.dtype != np.uint64 or next_seeds.ndim != 1 or arrays:
+            raise ValueError(f"has bad arrays ({', '.join(sorted(arrays)) or 'next_game_seeds'})")
+        floats = [values[k] for k in values if values[k].dtype == np.float64]
+        if not all(np.isfinite(v).all() for v in floats) or (values["opponent_weights"] < 0).any():
+            raise ValueError("holds episode figures that are not finite numbers")
+        if (values["episode_length"] < 0).any() or (values["shaping_deals"] < 0).any():
+            raise ValueError("holds negative counts")
+        seated = values["opponent_policy"]
+        check_seats(
+            games, values["seats"], values["opponent_kinds"], seated, len(policies),
+            values["opponent_rngs"], core.rules.num_players,
+        )  # fmt: skip
+        if any(policies[i] is None for i in np.unique(seated[seated >= 0])):
+            raise ValueError("seats a policy it does not name")
+        core.rng.bit_generator.state = env["rng"]
+        batch.rng.bit_generator.state = env["game_rng"]
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{where} {error}") from None
+    batch.games[:] = games
+    batch.seeds[:] = values.pop("game_seeds")
+    batch._seed_buffer, batch._seed_pos = next_seeds.copy(), 0
+    for name, value in values.items():
+        _set(core, BATCH_ARRAYS[name], value.copy())
+    core.policies, core.shaping = policies, env["shaping"]
+    reference._started = True
+    return reference
+
+
+class Checkpointable(gym.Wrapper):
+    """A solo env that keeps what replays its episode, so that a checkpoint can fetch it
+    through ``VecEnv.env_method``, in whichever process the env lives."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.episode: dict[str, Any] | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
+        solo: Any = self.env.unwrapped
+        self.episode = {
+            "seed": None if seed is None else int(seed),
+            "rng": solo._rng.bit_generator.state,
+            "opponents": list(solo.opponent_specs),
+            "actions": [],
+            "replayable": not options and all(isinstance(e, str) for e in solo._pool),
+        }
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        if self.episode is not None:
+            self.episode["actions"].append(int(action))
+        return self.env.step(action)
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        """The episode's replay and the shaping wrapper's figures, as JSON values."""
+        episode = dict(self.episode) if self.episode is not None else None
+        if episode is not None and not episode.pop("replayable"):
+            raise ValueError("an episode reset with options or against agent objects (not specs)")
+        shaping = {name: _get(self.env, attr) for name, attr in SHAPING.items()}
+        one = {"potential": float(shaping["potential"][0]), "deals": int(shaping["deals"][0])}
+        return {"episode": episode, "shaping": {**shaping, **one, "coef": float(shaping["coef"])}}
+
+
+def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkpointable:
+    """``reference`` (a new ``ProgressShaping(Monitor(TrashSoloEnv))``) replaying the
+    checkpoint's episode, with its shaping figures."""
+    where = f"--resume: the checkpoint's env {rank}"
+    env, solo = Checkpointable(reference), reference.unwrapped
+    episode, pool = saved["episode"], list(solo._pool)
+    try:
+        if episode is not None:
+            check_from_run(episode["opponents"], pool)
+            solo.set_opponents(episode["opponents"])
+            solo._rng.bit_generator.state = episode["rng"]
+            env.reset(seed=episode["seed"])
+            for action in episode["actions"]:
+                _, _, terminated, truncated, info = env.step(action)
+                if terminated or truncated or info["illegal_action"]:
+                    raise ValueError("episode does not replay (it ends before its last action)")
+            solo.set_opponents(pool)
+    except (ValueError, TypeError, RuntimeError) as error:
+        raise ValueError(f"{where}: {str(error)[:300]}") from None
+    figures = dict(saved["shaping"])
+    figures["potential"] = np.array([figures["potential"]], np.float64)
+    figures["deals"] = np.array([figures["deals"]], np.int64)
+    for name, attr in SHAPING.items():
+        _set(reference, attr, figures[name])
+    return env

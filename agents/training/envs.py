@@ -2,15 +2,14 @@
 
 The learner plays :class:`trash_env.solo.TrashSoloEnv` (one seat; the opponents act inside
 ``step``): on the batched path all envs are one :class:`trash_env.vector.TrashVecEnv`; on the
-dummy/subprocess paths each is ``Checkpointable(ProgressShaping(Monitor(TrashSoloEnv)))``,
-Monitor below the shaping so that its episode figures are the true rewards.
+dummy/subprocess paths each is ``Checkpointable(ProgressShaping(Monitor(TrashSoloEnv)))``
+(agents.training.env_state), Monitor below the shaping so that its episode figures are the
+true rewards.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import gymnasium as gym
 
 from agents.training.config import TrainConfig, decided
 
@@ -28,24 +27,13 @@ def opponent_pool(opponents: tuple[str, ...] | list[str], snapshots: list[str]) 
     return pool or ["random"]
 
 
-class Checkpointable(gym.Wrapper):
-    """A solo env whose state a checkpoint can fetch through ``VecEnv.env_method``, in
-    whichever process the env lives."""
-
-    def checkpoint_state(self) -> Any:
-        """The wrapped env as plain data (agents.training.env_state)."""
-        from agents.training.env_state import solo_env_state
-
-        return solo_env_state(self.env)
-
-
 def make_venv(config: TrainConfig, pool: list[str], shaping: float, saved_envs: Any = None) -> Any:
     """The vec env of a run: new ones seeded from ``config.seed``, or (``saved_envs``, from a
     checkpoint) the envs as they were, mid-episode."""
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.training.env_state import restore_batched_env, restore_solo_env
+    from agents.training.env_state import Checkpointable, restore_batched_env, restore_solo_env
     from agents.training.shaping import ProgressShaping
     from trash_env.solo import TrashSoloEnv
 
@@ -82,7 +70,7 @@ def make_venv(config: TrainConfig, pool: list[str], shaping: float, saved_envs: 
             import torch
 
             torch.set_num_threads(1)
-            return Checkpointable(state if state is not None else new_env(rank))
+            return state if state is not None else Checkpointable(new_env(rank))
 
         return make
 
@@ -92,10 +80,11 @@ def make_venv(config: TrainConfig, pool: list[str], shaping: float, saved_envs: 
     return DummyVecEnv(makers)
 
 
-def env_states(config: TrainConfig, venv: Any) -> Any:
-    """The envs mid-episode, for a checkpoint: the whole batch, or one state per env."""
+def env_states(config: TrainConfig, venv: Any) -> tuple[dict, dict]:
+    """The envs mid-episode, for a checkpoint: the whole batch, or one state per env (a
+    document and its named arrays; agents.training.env_state)."""
     from agents.training.env_state import batched_env_state
 
     if config.vec == "batched":
         return batched_env_state(venv)
-    return venv.env_method("checkpoint_state")
+    return {"kind": "solo", "envs": venv.env_method("checkpoint_state")}, {}

@@ -3,11 +3,16 @@ library's training loop: the basic flags, the learning curve, the model file and
 figures.
 
 - :func:`example_parser`: ``--steps`` (the budget, in environment decisions), ``--seed``,
-  ``--out PATH.safetensors``, ``--players`` and the curve's ``--eval-every``, ``--eval-deals``,
-  ``--final-deals`` and ``--eval-workers``, the same in every example.
-- :class:`PipelineRun`: at every ``--eval-every`` decisions, :meth:`PipelineRun.progress`
-  writes the policy as the model file ``--out`` (:func:`agents.training.export.export_mlp`,
-  atomically: a crash leaves the last evaluated model) and evaluates that file against
+  ``--out PATH.safetensors``, the curve's ``--eval-every``, ``--eval-deals``,
+  ``--final-deals`` and ``--eval-workers``, and every rules option as ``train.py`` spells it
+  (``--players 3``, ``--wilds kings``: :func:`trash_env.cli.add_rules_arguments`), the same
+  in every example; a rules combination the game does not allow is a usage error.
+- :class:`PipelineRun`: the one place the rules live (``run.rules``, built from the flags):
+  the example builds its envs from :attr:`PipelineRun.env_options`, and the model file and
+  the curve's evaluations record and play the same game. At every ``--eval-every``
+  decisions, :meth:`PipelineRun.progress` writes the policy as the model file ``--out``
+  (:func:`agents.training.export.export_mlp`, atomically: a crash leaves the last evaluated
+  model) and evaluates that file against
   ``greedy`` and ``random`` on duplicate deals (:mod:`agents.training.eval_curve`), appending
   a row to ``<stem>_log.csv`` and redrawing ``<stem>_curve.png``. :meth:`PipelineRun.finish`
   does the same once more on ``--final-deals`` deals, writes ``<stem>_summary.json`` (the
@@ -24,13 +29,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
 from agents.training.eval_curve import EvaluationCurve
+from trash_env.cli import Parser, add_rules_arguments, extra_install, missing_modules, rules_options
 from trash_env.files import atomic_write_text, check_output_path
+from trash_env.rules import Rules
 
 # Evaluation deals are seeded far from any training seed an example uses.
 EVAL_SEED = 1_000_000_000
@@ -72,12 +80,48 @@ def real_number(low: float, high: float, *, low_open: bool = False) -> Callable[
     return parse
 
 
-def example_parser(
-    name: str, description: str, *, steps: int, eval_every: int
-) -> argparse.ArgumentParser:
-    """The parser of an example with the shared flags; the example adds its own."""
-    parser = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+def example_prog(name: str) -> str:
+    """How an example is run, for its usage line: ``python examples/NAME.py``."""
+    return f"python examples/{name}.py"
+
+
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Each flag's default after its help, unless the help already says it or there is none
+    to show (``None``: the help says what happens without the flag)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def run_rules(args: argparse.Namespace) -> Rules:
+    """The game that the rules flags of :func:`example_parser` describe (``ValueError`` for a
+    combination the game does not allow)."""
+    return Rules.from_options(**rules_options(args))
+
+
+class ExampleParser(Parser):
+    """An example's parser: the rules flags are checked together once parsed, so a game the
+    rules do not allow is a usage error before the library loads (as in ``train.py``)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, rest = super().parse_known_args(args, namespace)
+        try:
+            run_rules(parsed)
+        except ValueError as error:
+            self.error(f"rules: {error}")
+        return parsed, rest
+
+
+def example_parser(name: str, description: str, *, steps: int, eval_every: int) -> Parser:
+    """The parser of an example with the shared flags and the rules options; the example adds
+    its own."""
+    parser = ExampleParser(
+        prog=example_prog(name),
+        description=description,
+        formatter_class=_DefaultsFormatter,
     )
     parser.add_argument(
         "--steps",
@@ -92,7 +136,6 @@ def example_parser(
         help="the model file written (with its .json sidecar, <stem>_log.csv, "
         "<stem>_curve.png and <stem>_summary.json beside it)",
     )
-    parser.add_argument("--players", type=whole_number(2, 6), default=2, help="players per game")
     parser.add_argument(
         "--eval-every",
         type=whole_number(0, MAX_STEPS),
@@ -117,7 +160,24 @@ def example_parser(
         default=1,
         help="evaluation processes (each re-imports the script: keep 1 for heavy libraries)",
     )
+    add_rules_arguments(parser)
     return parser
+
+
+def check_command_line(
+    name: str, parse_args: Callable[[list[str]], object], extra: str, *modules: str
+) -> None:
+    """What an example does under ``if __name__ == "__main__":`` before it imports its
+    library: answer ``--help`` and refuse a bad flag (``parse_args``), then, if one of
+    ``modules`` is missing, say in one line which install brings it (``extra``: the project's
+    extra, or a whole ``pip install ...`` command) and exit 2, instead of a traceback."""
+    parse_args(sys.argv[1:])
+    missing = missing_modules(*modules)
+    if missing:
+        install = extra if extra.startswith("pip ") else extra_install(extra)
+        shown = f"{example_prog(name)}: error: needs {', '.join(missing)}, not installed"
+        print(f"{shown}: {install}", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def library_version(distribution: str) -> str:
@@ -138,7 +198,10 @@ class PipelineRun:
             version is recorded.
         features: what the exported network reads: ``pairs`` when it was trained on the
             envs' ``observation="pairs"``, ``obs`` on the plain observation.
-        rules: rules options beyond ``num_players`` (``--players``).
+
+    The rules come from ``args`` alone (:func:`run_rules`): the example builds its envs from
+    :attr:`env_options`, so the game trained, the game evaluated and the game the model file
+    records are one.
     """
 
     def __init__(
@@ -148,13 +211,10 @@ class PipelineRun:
         library: str,
         *,
         features: str = "pairs",
-        rules: dict[str, Any] | None = None,
     ) -> None:
-        from trash_env.rules import Rules
-
         self.out = check_output_path("--out", args.out, (".safetensors",))
         self.args, self.name, self.library, self.features = args, name, library, features
-        self.rules = Rules.from_options(**{**(rules or {}), "num_players": args.players})
+        self.rules = run_rules(args)
         stem = self.out.stem
         self.summary_path = self.out.with_name(f"{stem}_summary.json")
         self.curve = EvaluationCurve(
@@ -164,7 +224,7 @@ class PipelineRun:
             deals=args.eval_deals,
             seed=EVAL_SEED + args.seed,
             workers=args.eval_workers,
-            title=f"{name} ({library}): {args.players} players, whole games",
+            title=f"{name} ({library}): {self.rules.num_players} players, whole games",
         )
         # A run owns the files at its --out: an earlier run's log would mix two curves.
         self.curve.csv_path.unlink(missing_ok=True)
@@ -172,6 +232,12 @@ class PipelineRun:
         self.eval_seconds = self.eval_cpu = 0.0  # of the curve's points, not training
         self.last_steps, self.last_training = 0, 0.0
         self.next_point = args.eval_every if args.eval_every > 0 else None
+
+    @property
+    def env_options(self) -> dict[str, Any]:
+        """Every rules option of this run, as keyword arguments of the envs (``TrashSoloEnv``,
+        ``TrashVectorEnv``, the integrations' env makers and RLlib's ``env_config``)."""
+        return self.rules.to_dict()
 
     def _training_columns(self, steps: int, now: float) -> dict[str, Any]:
         """Wall seconds so far, and the training's decisions/s since the last point
@@ -230,6 +296,7 @@ class PipelineRun:
             "library": self.library,
             "library_version": library_version(self.library),
             "players": self.rules.num_players,
+            "rules": self.rules.to_dict(),
             "steps": int(steps),
             "seed": int(self.args.seed),
             "train_seconds": round(train_seconds, 1),

@@ -153,11 +153,11 @@ class Run:
         self.save_model(self.ckpt_dir / f"step_{steps:09d}{MODEL_SUFFIX}")
         state = checkpoint_state(
             self.model,
-            envs=env_states(self.config, self.venv),
-            snapshots=self.snapshots,
-            imitation=self.imitation,
-            flags=self.config.resume_flags(),
-            shaping_end=self.shaping_end,
+            env_states(self.config, self.venv),
+            snapshots=list(self.snapshots),
+            imitation=dict(self.imitation),
+            flags=dict(self.config.resume_flags()),
+            shaping_end=int(self.shaping_end),
         )
         write_checkpoint(self.ckpt_dir / f"step_{steps:09d}{CHECKPOINT_SUFFIX}", state)
 
@@ -211,14 +211,15 @@ class Run:
         remove_temp_files(self.dir, self.stem)
         for path in model_files(self.dir, self.stem):
             repair_sidecar_copy(path)
-        if state is not None:
-            self.last_logged = cut_log(self.csv_path, int(state["timesteps"]))
+        # The checkpoint's envs, checked as new games, before the log is touched.
         self.venv = make_venv(
             config,
             self.pool(),
             self.shaping_now or 0.0,
             state["envs"] if state is not None else None,
         )
+        if state is not None:
+            self.last_logged = cut_log(self.csv_path, int(state["timesteps"]))
         if config.checkpoint_every <= config.timesteps:
             try:  # an env a checkpoint cannot hold fails now, not at the first checkpoint
                 env_states(config, self.venv)

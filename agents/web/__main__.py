@@ -6,7 +6,6 @@ Exit codes: 0 after a stop, 2 for bad options or a port that cannot be bound.
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 from collections.abc import Sequence
@@ -14,13 +13,14 @@ from pathlib import Path
 
 from agents.play.game_log import DEFAULT_LOG_DIR
 from agents.web.server import Config, bound_address, make_server, write_open_logs
+from trash_env.cli import Parser, program_name
 
 DEFAULT_PORT = 8765
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m agents.web",
+def build_parser() -> Parser:
+    parser = Parser(
+        prog=program_name("python -m agents.web", "trash-web"),
         description="Play Trash in a browser, watch game logs and open evaluate.py reports.",
     )
     parser.add_argument(

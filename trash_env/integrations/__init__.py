@@ -35,6 +35,6 @@ def require(module: str, extra: str) -> ModuleType:
     except ModuleNotFoundError as error:
         raise ModuleNotFoundError(
             f"{module} is not installed: this part of trash_env needs the {extra!r} extra; "
-            f'install it with: pip install -e ".[{extra}]"',
+            f'install it with: pip install "trash-env[{extra}]"',
             name=error.name,
         ) from error

@@ -21,7 +21,8 @@ try:
     import numba  # noqa: F401
 except ModuleNotFoundError:
     raise ModuleNotFoundError(
-        "trash_env.vector compiles its loops with numba: pip install -e '.[vector]'", name="numba"
+        "trash_env.vector compiles its loops with numba: pip install 'trash-env[vector]'",
+        name="numba",
     ) from None
 
 from trash_env.vector.batch import VectorGame
