@@ -274,6 +274,8 @@ def test_an_interrupted_evaluation_saving_games_leaves_no_temp_file(tmp_path, ho
             "50000",
             "--workers",
             "2",
+            "--engine",  # the worker processes' clean-up is what is tested
+            "reference",
             "--save-games",
             str(games),
             "--no-progress",
