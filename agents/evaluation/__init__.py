@@ -14,23 +14,18 @@ setting of a game at once (:mod:`agents.evaluation.sizes`); ``evaluate.py``'s co
 (:mod:`agents.evaluation.cli`).
 """
 
-from agents.evaluation.runner import (
-    BACKENDS,
-    MAX_GAMES,
-    MAX_SAVED_GAMES,
-    MAX_WORKERS,
+from agents.evaluation.report import Report
+from agents.evaluation.runner import BACKENDS, MAX_GAMES, MAX_SAVED_GAMES, MAX_WORKERS, evaluate
+from agents.evaluation.scoring import Z95, wilson_interval
+from agents.evaluation.tournament import (
     SEATINGS,
-    Z95,
     GameResult,
-    Report,
     agent_seed,
     check_specs,
     deal_seed,
-    evaluate,
     lineups,
     play_game,
     seat_orders,
-    wilson_interval,
 )
 
 __all__ = [

@@ -30,15 +30,9 @@ from pathlib import Path
 
 from agents.evaluation.batched import ENGINES
 from agents.evaluation.report import Report
-from agents.evaluation.runner import (
-    BACKENDS,
-    MAX_GAMES,
-    MAX_SAVED_GAMES,
-    MAX_WORKERS,
-    SEATINGS,
-    evaluate,
-)
+from agents.evaluation.runner import BACKENDS, MAX_GAMES, MAX_SAVED_GAMES, MAX_WORKERS, evaluate
 from agents.evaluation.sizes import DEFAULT_REFERENCE, SizesReport, evaluate_sizes, settings
+from agents.evaluation.tournament import SEATINGS
 from agents.policies.model_file import other_rules_of_play
 from trash_env.agent import make_agent
 from trash_env.cli import (

@@ -19,18 +19,15 @@ from typing import SupportsIndex
 
 from agents.evaluation.batched import batch_chunk, batched_stream, engine_for
 from agents.evaluation.report import Report
-from agents.evaluation.scoring import Z95, Tally, wilson_interval
+from agents.evaluation.scoring import Tally
 from agents.evaluation.tournament import (
-    SEATINGS,
     GameResult,
     Plan,
-    agent_seed,
     check_specs,
     deal_seed,
     game_file,
     lineups,
     play_deals,
-    play_game,
     seat_orders,
     start_worker,
     stop_worker,
@@ -42,25 +39,6 @@ BACKENDS = ("local", "ray")  # ray: agents/evaluation/ray_backend.py (the deal r
 MAX_GAMES = 10_000_000  # a ceiling on one evaluation: a typo fails at once, not after days
 MAX_WORKERS = 256
 MAX_SAVED_GAMES = 100_000  # one file each: a folder a person can still list and a report can index
-
-__all__ = [
-    "BACKENDS",
-    "MAX_GAMES",
-    "MAX_SAVED_GAMES",
-    "MAX_WORKERS",
-    "SEATINGS",
-    "Z95",
-    "GameResult",
-    "Report",
-    "agent_seed",
-    "check_specs",
-    "deal_seed",
-    "evaluate",
-    "lineups",
-    "play_game",
-    "seat_orders",
-    "wilson_interval",
-]
 
 
 def _refuse_in_a_bootstrapping_worker() -> None:

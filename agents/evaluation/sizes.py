@@ -30,7 +30,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agents.evaluation.runner import Report, evaluate, wilson_interval
+from agents.evaluation.report import Report
+from agents.evaluation.runner import evaluate
+from agents.evaluation.scoring import wilson_interval
 from trash_env.files import atomic_write_text
 from trash_env.rules import Rules
 
