@@ -1,0 +1,205 @@
+"""Trash on Pgx's API: ``make(**rules_options)`` returns an environment with Pgx's ``Env``
+interface (``init``, ``step``, ``observe``, ``id``, ``version``, ``num_players``) over the
+JAX engine (:mod:`trash_env.jax_env.engine`).
+
+Where Pgx has a convention this env follows it: ``init(key)`` and ``step(state, action, key)``
+are pure and batch with ``jax.vmap``; ``rewards`` are paid once, at the step that ends the
+game (the engine's zero-sum ``returns()``); a finished state stays finished (steps on it change
+nothing and pay zero) and its ``legal_action_mask`` is all True; an illegal action ends the
+game at once with the offender's loss. The env answers the "Trash!" call for every player
+(as trash_env's other envs do), so the 13 actions are those of ``Discrete(13)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from trash_env.engine import NUM_ACTIONS
+from trash_env.jax_env import engine as E
+from trash_env.jax_env.observe import action_mask, observation, with_pairs
+from trash_env.pairs import check_observation, observation_width
+from trash_env.rules import Rules
+
+ENV_ID = "trash"
+VERSION = "v0"
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class State:
+    """Pgx's six public fields, its step counter and the game (private, as in Pgx)."""
+
+    current_player: jax.Array  # int32: the player to act (the last actor once over)
+    observation: jax.Array  # float32: the current player's observation
+    rewards: jax.Array  # float32 (num_players,): paid at the step that ends the game
+    terminated: jax.Array  # bool
+    truncated: jax.Array  # bool: max_turns reached (no rewards)
+    legal_action_mask: jax.Array  # bool (13,): all True once the game is over
+    _step_count: jax.Array  # int32
+    _game: E.Game
+
+    env_id = ENV_ID
+
+    def replace(self, **changes: Any) -> State:
+        return dataclasses.replace(self, **changes)
+
+    def to_svg(self, **_: Any) -> str:
+        """A one-line text picture of the public table (Pgx's tests save one)."""
+        g = self._game
+        text = (
+            f"Trash: player {int(g.current)} to act, sizes {g.sizes.tolist()}, "
+            f"face-down {g.face_down.tolist()}, stock {int(g.nstock)}"
+        )
+        return (
+            '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="24">'
+            f'<text x="4" y="16" font-size="12">{text}</text></svg>'
+        )
+
+    def save_svg(self, filename: str, **kwargs: Any) -> None:
+        with open(filename, "w") as f:
+            f.write(self.to_svg(**kwargs))
+
+
+class TrashEnv:
+    """Trash with Pgx's ``Env`` interface (see the module docstring). Build it with
+    :func:`make`; every method is a pure function of its arguments."""
+
+    def __init__(self, rules: Rules, observation: str = "plain") -> None:
+        self.rules = rules
+        self.observation_kind = check_observation(observation)
+        self.arrays = E.rules_arrays(rules)
+        self._n = rules.num_players
+
+    # ------------------------------------------------------------------ Pgx's API
+
+    @property
+    def id(self) -> str:
+        return ENV_ID
+
+    @property
+    def version(self) -> str:
+        return VERSION
+
+    @property
+    def num_players(self) -> int:
+        return self._n
+
+    @property
+    def num_actions(self) -> int:
+        return NUM_ACTIONS
+
+    @property
+    def observation_shape(self) -> tuple[int, ...]:
+        return (observation_width(self._n, self.observation_kind),)
+
+    def init(self, key: jax.Array) -> State:
+        """A new game dealt from ``key`` (first player, deal and later chance all from it)."""
+        g = E.init(key, self.arrays, self._n, answer_calls=True)
+        return self._state(g, jnp.zeros(self._n, jnp.float32), jnp.int32(0))
+
+    def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
+        """One decision of the player to act. ``key``: the chance of this step (reshuffles,
+        the next deal) draws from it; without one, from the key the game carries (so a game
+        is a function of ``init``'s key and the actions)."""
+        g = state._game
+        if key is not None:
+            g = g._replace(key=key)
+        action = jnp.asarray(action, jnp.int32)
+        over = state.terminated | state.truncated
+        legal = state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
+        legal = legal & (action >= 0) & (action < NUM_ACTIONS)
+        moved, _ = E.step(g, action, answer_calls=True)
+        paid = jnp.where(g.done, 0.0, E.returns(moved))  # only the step that ends the game
+        stepped = self._state(moved, paid, state._step_count + 1)
+        refused = self._refuse(state, g)
+        out = jax.tree.map(lambda a, b: jnp.where(legal, a, b), stepped, refused)
+        still = state.replace(rewards=jnp.zeros_like(state.rewards))
+        return jax.tree.map(lambda a, b: jnp.where(over, a, b), still, out)
+
+    def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
+        """The observation of ``player_id`` (default: the player to act)."""
+        player = state.current_player if player_id is None else jnp.asarray(player_id, jnp.int32)
+        return self._observe(state._game, player)
+
+    # ------------------------------------------------------------------ the rest
+
+    def _observe(self, g: E.Game, player: jax.Array) -> jax.Array:
+        plain = observation(g, player)
+        return with_pairs(plain, self._n) if self.observation_kind == "pairs" else plain
+
+    def _state(self, g: E.Game, rewards: jax.Array, count: jax.Array) -> State:
+        over = g.done
+        mask = jnp.where(over, True, action_mask(g, g.current))
+        return State(
+            current_player=g.current.astype(jnp.int32),
+            observation=self._observe(g, g.current),
+            rewards=rewards.astype(jnp.float32),
+            terminated=g.done & ~g.truncated,
+            truncated=g.truncated,
+            legal_action_mask=mask,
+            _step_count=jnp.asarray(count, jnp.int32),
+            _game=g,
+        )
+
+    def _refuse(self, state: State, g: E.Game) -> State:
+        """Pgx's rule for an illegal action: the game ends at once with the offender's loss
+        (-1; the others share +1, zero-sum: ``returns()`` as if they had all won)."""
+        n = self._n
+        loser = state.current_player
+        rewards = jnp.where(jnp.arange(n) == loser, -1.0, 1.0 / (n - 1)).astype(jnp.float32)
+        return state.replace(
+            rewards=rewards,
+            terminated=jnp.bool_(True),
+            legal_action_mask=jnp.ones(NUM_ACTIONS, jnp.bool_),
+            _step_count=state._step_count + 1,
+            _game=g,
+        )
+
+
+def make(observation: str = "plain", **rules_options: object) -> TrashEnv:
+    """Trash with Pgx's API for the rules ``rules_options`` (every :class:`Rules` option;
+    ``observation``: ``"plain"`` or ``"pairs"``). Bad options raise ``ValueError`` here,
+    never inside a trace."""
+    return TrashEnv(Rules.from_options(**rules_options), observation)
+
+
+def auto_reset(
+    step_fn: Callable[..., State], init_fn: Callable[[jax.Array], State]
+) -> Callable[..., State]:
+    """Pgx's ``auto_reset``: a step that starts a new game (``init_fn`` from a split of
+    ``key``) where the step ends one, keeping that step's ``terminated``, ``truncated`` and
+    ``rewards``; a state left finished is reset before stepping."""
+
+    def wrapped(state: State, action: jax.Array, key: jax.Array) -> State:
+        key1, key2 = jax.random.split(key)
+        state = jax.tree.map(
+            lambda a, b: jnp.where(state.terminated | state.truncated, a, b),
+            state.replace(
+                terminated=jnp.bool_(False),
+                truncated=jnp.bool_(False),
+                rewards=jnp.zeros_like(state.rewards),
+            ),
+            state,
+        )
+        state = step_fn(state, action, key1)
+        fresh = init_fn(key2).replace(
+            terminated=state.terminated, truncated=state.truncated, rewards=state.rewards
+        )
+        return jax.tree.map(
+            lambda a, b: jnp.where(state.terminated | state.truncated, a, b), fresh, state
+        )
+
+    return wrapped
+
+
+try:  # Pgx's Env as a virtual base, where Pgx is installed: isinstance and issubclass hold
+    import pgx
+
+    pgx.Env.register(TrashEnv)
+except ImportError:  # pragma: no cover - pgx is optional
+    pass
