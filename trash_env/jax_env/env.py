@@ -67,15 +67,16 @@ class State:
 
 class TrashEnv:
     """Trash with Pgx's ``Env`` interface (see the module docstring). Build it with
-    :func:`make`; every method is a pure function of its arguments."""
+    :func:`make`; every method is a pure function of its arguments. The rules travel in the
+    state as arrays: ``jax.jit(env.step)`` compiles once per player count and observation
+    kind, whatever the other options (:func:`init_state` and :func:`step_state` take them as
+    arguments, to share one compilation between envs)."""
 
     def __init__(self, rules: Rules, observation: str = "plain") -> None:
         self.rules = rules
         self.observation_kind = check_observation(observation)
         self.arrays = E.rules_arrays(rules)
         self._n = rules.num_players
-
-    # ------------------------------------------------------------------ Pgx's API
 
     @property
     def id(self) -> str:
@@ -99,66 +100,74 @@ class TrashEnv:
 
     def init(self, key: jax.Array) -> State:
         """A new game dealt from ``key`` (first player, deal and later chance all from it)."""
-        g = E.init(key, self.arrays, self._n, answer_calls=True)
-        return self._state(g, jnp.zeros(self._n, jnp.float32), jnp.int32(0))
+        return init_state(key, self.arrays, self._n, self.observation_kind)
 
     def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
         """One decision of the player to act. ``key``: the chance of this step (reshuffles,
         the next deal) draws from it; without one, from the key the game carries (so a game
         is a function of ``init``'s key and the actions)."""
-        g = state._game
-        if key is not None:
-            g = g._replace(key=key)
-        action = jnp.asarray(action, jnp.int32)
-        over = state.terminated | state.truncated
-        legal = state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
-        legal = legal & (action >= 0) & (action < NUM_ACTIONS)
-        moved, _ = E.step(g, action, answer_calls=True)
-        paid = jnp.where(g.done, 0.0, E.returns(moved))  # only the step that ends the game
-        stepped = self._state(moved, paid, state._step_count + 1)
-        refused = self._refuse(state, g)
-        out = jax.tree.map(lambda a, b: jnp.where(legal, a, b), stepped, refused)
-        still = state.replace(rewards=jnp.zeros_like(state.rewards))
-        return jax.tree.map(lambda a, b: jnp.where(over, a, b), still, out)
+        return step_state(state, action, key, self._n, self.observation_kind)
 
     def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
         """The observation of ``player_id`` (default: the player to act)."""
         player = state.current_player if player_id is None else jnp.asarray(player_id, jnp.int32)
-        return self._observe(state._game, player)
+        return observe_game(state._game, player, self._n, self.observation_kind)
 
-    # ------------------------------------------------------------------ the rest
 
-    def _observe(self, g: E.Game, player: jax.Array) -> jax.Array:
-        plain = observation(g, player)
-        return with_pairs(plain, self._n) if self.observation_kind == "pairs" else plain
+def observe_game(g: E.Game, player: jax.Array, num_players: int, kind: str) -> jax.Array:
+    """The ``kind`` observation (``plain`` or ``pairs``) of ``player``."""
+    plain = observation(g, player)
+    return with_pairs(plain, num_players) if kind == "pairs" else plain
 
-    def _state(self, g: E.Game, rewards: jax.Array, count: jax.Array) -> State:
-        over = g.done
-        mask = jnp.where(over, True, action_mask(g, g.current))
-        return State(
-            current_player=g.current.astype(jnp.int32),
-            observation=self._observe(g, g.current),
-            rewards=rewards.astype(jnp.float32),
-            terminated=g.done & ~g.truncated,
-            truncated=g.truncated,
-            legal_action_mask=mask,
-            _step_count=jnp.asarray(count, jnp.int32),
-            _game=g,
-        )
 
-    def _refuse(self, state: State, g: E.Game) -> State:
-        """Pgx's rule for an illegal action: the game ends at once with the offender's loss
-        (-1; the others share +1, zero-sum: ``returns()`` as if they had all won)."""
-        n = self._n
-        loser = state.current_player
-        rewards = jnp.where(jnp.arange(n) == loser, -1.0, 1.0 / (n - 1)).astype(jnp.float32)
-        return state.replace(
-            rewards=rewards,
-            terminated=jnp.bool_(True),
-            legal_action_mask=jnp.ones(NUM_ACTIONS, jnp.bool_),
-            _step_count=state._step_count + 1,
-            _game=g,
-        )
+def _state(g: E.Game, rewards: jax.Array, count: jax.Array, n: int, kind: str) -> State:
+    mask = jnp.where(g.done, True, action_mask(g, g.current))
+    return State(
+        current_player=g.current.astype(jnp.int32),
+        observation=observe_game(g, g.current, n, kind),
+        rewards=rewards.astype(jnp.float32),
+        terminated=g.done & ~g.truncated,
+        truncated=g.truncated,
+        legal_action_mask=mask,
+        _step_count=jnp.asarray(count, jnp.int32),
+        _game=g,
+    )
+
+
+def init_state(key: jax.Array, arrays: E.RulesArrays, num_players: int, kind: str) -> State:
+    """``TrashEnv.init`` with the rules as arrays (``E.rules_arrays``)."""
+    g = E.init(key, arrays, num_players, answer_calls=True)
+    return _state(g, jnp.zeros(num_players, jnp.float32), jnp.int32(0), num_players, kind)
+
+
+def step_state(
+    state: State, action: jax.Array, key: jax.Array | None, num_players: int, kind: str
+) -> State:
+    """``TrashEnv.step`` for ``num_players`` and observation ``kind``."""
+    n = num_players
+    g = state._game
+    if key is not None:
+        g = g._replace(key=key)
+    action = jnp.asarray(action, jnp.int32)
+    over = state.terminated | state.truncated
+    legal = state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
+    legal = legal & (action >= 0) & (action < NUM_ACTIONS)
+    moved, _ = E.step(g, action, answer_calls=True)
+    paid = jnp.where(g.done, 0.0, E.returns(moved))  # only the step that ends the game
+    stepped = _state(moved, paid, state._step_count + 1, n, kind)
+    # Pgx's rule for an illegal action: the game ends at once with the offender's loss (-1;
+    # the others share +1, zero-sum: ``returns()`` as if they had all won).
+    penalty = jnp.where(jnp.arange(n) == state.current_player, -1.0, 1.0 / (n - 1))
+    refused = state.replace(
+        rewards=penalty.astype(jnp.float32),
+        terminated=jnp.bool_(True),
+        legal_action_mask=jnp.ones(NUM_ACTIONS, jnp.bool_),
+        _step_count=state._step_count + 1,
+        _game=g,
+    )
+    out = jax.tree.map(lambda a, b: jnp.where(legal, a, b), stepped, refused)
+    still = state.replace(rewards=jnp.zeros_like(state.rewards))
+    return jax.tree.map(lambda a, b: jnp.where(over, a, b), still, out)
 
 
 def make(observation: str = "plain", **rules_options: object) -> TrashEnv:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import DECLINE, DOWN, DRAW_STOCK, NUM_ACTIONS, NUM_DECISIONS, TAKE_DISCARD
@@ -17,6 +18,13 @@ from trash_env.pairs import pair_indices
 
 F32 = jnp.float32
 NO_CARD = NUM_RANKS  # the one-hot position of "no card"
+# count / 10 as the reference rounds it: XLA turns a division by a constant into a product
+# with its reciprocal, which rounds differently for some counts.
+_TENTHS = np.array([k / NUM_SLOTS for k in range(NUM_SLOTS + 1)], np.float32)
+
+
+def _tenths(count: jax.Array) -> jax.Array:
+    return jnp.asarray(_TENTHS)[jnp.clip(count, 0, NUM_SLOTS)]
 
 
 def _one_hot(index: jax.Array, width: int) -> jax.Array:
@@ -31,9 +39,9 @@ def observation(g: Game, observer: jax.Array) -> jax.Array:
     slots = _one_hot(g.state[seats], SLOT_FEATURES).reshape(n, NUM_SLOTS * SLOT_FEATURES)
     tail = jnp.stack(
         [
-            g.sizes[seats].astype(F32) / NUM_SLOTS,
-            g.rounds_won[seats].astype(F32) / NUM_SLOTS,
-            g.face_down[seats].astype(F32) / NUM_SLOTS,
+            _tenths(g.sizes[seats]),
+            _tenths(g.rounds_won[seats]),
+            _tenths(g.face_down[seats]),
             (seats == acting).astype(F32),
         ],
         axis=1,
