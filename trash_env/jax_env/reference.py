@@ -9,7 +9,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from trash_env.cards import build_deck
 from trash_env.engine import Game
 from trash_env.jax_env.engine import card_capacity, first_player, shuffle_order
 from trash_env.rules import Rules
@@ -21,19 +20,22 @@ def _split_bits(key: jax.Array, capacity: int) -> tuple[jax.Array, jax.Array]:
     return key, shuffle_order(sub, jnp.int32(capacity), capacity)
 
 
-class KeyChain:
-    """Stands in for a reference game's ``numpy.random.Generator``: ``integers`` and
-    ``shuffle`` draw exactly as the JAX engine does from the same key, split for split."""
+class KeyChain(np.random.Generator):
+    """A reference game's generator that draws as the JAX engine does from the same key,
+    split for split: ``integers(n)`` (the first player) and ``shuffle`` (deals and
+    reshuffles), the only draws ``Game`` makes. ``np.random.default_rng`` hands a Generator
+    back unaltered, so ``Game(rules, seed=KeyChain(...))`` plays on it from the first draw."""
 
     def __init__(self, key: jax.Array, capacity: int) -> None:
+        super().__init__(np.random.PCG64(0))  # never drawn from
         self.key = key
         self.capacity = capacity
 
-    def integers(self, n: int) -> int:
+    def integers(self, n: int) -> int:  # type: ignore[override]
         self.key, sub = jax.random.split(self.key)
         return int(first_player(sub, n))
 
-    def shuffle(self, items: list[int]) -> None:
+    def shuffle(self, items: list[int]) -> None:  # type: ignore[override]
         # The engine sorts the first m of ``capacity`` random words, padding last; the
         # capacity-wide permutation's entries below m are the same order.
         self.key, order = _split_bits(self.key, self.capacity)
@@ -47,12 +49,6 @@ class KeyChain:
 
 
 def reference_game(rules: Rules, key: jax.Array) -> Game:
-    """A reference ``Game`` dealt and driven by ``key`` as ``engine.init(key, ...)`` is: its
-    first deal is stacked, and ``game.rng`` is a :class:`KeyChain` for the rest."""
-    chain = KeyChain(key, card_capacity(rules.total_cards))
-    first = chain.integers(rules.num_players)
-    order = build_deck(rules.decks, rules.jokers)
-    chain.shuffle(order)
-    game = Game(rules, seed=0, deals=[order], first_player=first)
-    game.rng = chain  # type: ignore[assignment]
-    return game
+    """A reference ``Game`` dealt and driven by ``key`` as ``engine.init(key, ...)`` is (its
+    generator is a :class:`KeyChain` of ``key``)."""
+    return Game(rules, seed=KeyChain(key, card_capacity(rules.total_cards)))  # type: ignore[arg-type]
