@@ -199,7 +199,7 @@ def table_digests() -> dict[str, str]:
     from trash_env.solo import TrashSoloEnv
 
     try:
-        from agents import play as terminal
+        from agents.play import game as terminal
     except ImportError:  # before the terminal game moved to agents/
         terminal = importlib.import_module("trash_env.play")
     out: dict[str, str] = {}

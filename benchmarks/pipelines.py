@@ -1,18 +1,21 @@
-"""Every pipeline example in examples/ at its default command, one after the other, and the one
-table of what each learned: library and version, steps, wall time, and the win rates (with 95%
-Wilson intervals) of its saved model file against ``random`` and ``greedy`` on duplicate deals.
+"""Every training pipeline at its default command, over several training seeds, each saved model
+judged on fresh deals: the one table of what each pipeline learns, seed by seed.
 
     python benchmarks/pipelines.py --python /path/to/pipelines-venv/bin/python \\
-        --python /path/to/agilerl-venv/bin/python [--only cleanrl_ppo ...] [--json PATH]
+        --python /path/to/agilerl-venv/bin/python [--only cleanrl_ppo ...] [--seeds 0 1 2]
 
-The libraries do not install together (docs/integrations.md), so each example runs under the
-first interpreter among ``--python`` (and this one) that has its library. The figures are the
-example's own final evaluation (agents/training/pipeline.py: the model file written to
-``--runs``, 1,000 duplicate deals per opponent by default); the wall time is measured here
-around the whole process, imports and start-up included. Run it on an otherwise idle machine:
-the wall times are what the 15-minute target is judged on, and other work inflates them.
-``--example-args`` passes flags to every example (e.g. a short budget for a smoke run); the
-default-command table is only the run without it.
+Each run is ``python SCRIPT --seed S --out ...`` (plus ``--players N`` when asked), started under
+the first interpreter among ``--python`` (and this one) that has its library, since the libraries
+do not install together (docs/integrations.md). Its saved model file is then evaluated here, by
+the project's own evaluation, on ``--eval-deals`` duplicate deals of an evaluation seed this
+benchmark draws itself (``--eval-seed``, by default a fresh random one, recorded in the JSON):
+never the seed the run evaluated itself on. The figures are the model's share of the games
+against ``greedy`` (par: 1 / players) and against ``random``, with 95% Wilson intervals.
+
+A target holds for a pipeline only when it holds for every seed: the interval against greedy
+reaches par, the win rate against random is at least 0.95 (2 players), and the run's wall time,
+measured here around the whole process, is within 15 minutes. Run it on an otherwise idle
+machine; ``--example-args`` passes flags to every run (a smoke test then, not the defaults).
 
 Writes the JSON (atomically) and prints the Markdown table that docs/integrations.md shows.
 """
@@ -24,6 +27,7 @@ import datetime
 import json
 import os
 import platform
+import secrets
 import shlex
 import subprocess
 import sys
@@ -37,16 +41,19 @@ if str(ROOT) not in sys.path:
 
 from trash_env.files import atomic_write_text  # noqa: E402
 
-# name -> (script, the module its library provides)
-EXAMPLES: dict[str, tuple[str, str]] = {
-    "cleanrl_ppo": ("examples/cleanrl_ppo.py", "torch"),
-    "torchrl_ppo": ("examples/torchrl_ppo.py", "torchrl"),
-    "rllib_ppo": ("examples/rllib_ppo.py", "ray.rllib"),
-    "tianshou_ppo": ("examples/tianshou_ppo.py", "tianshou"),
-    "agilerl_ppo": ("examples/agilerl_ppo.py", "agilerl"),
+# name -> (script, the module its library provides, the flags that make the run what it is)
+RUNS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "train": ("train.py", "sb3_contrib", ()),
+    "cleanrl_ppo": ("examples/cleanrl_ppo.py", "torch", ()),
+    "torchrl_ppo": ("examples/torchrl_ppo.py", "torchrl", ()),
+    "rllib_ppo": ("examples/rllib_ppo.py", "ray.rllib", ()),
+    "rllib_selfplay": ("examples/rllib_ppo.py", "ray.rllib", ("--opponents", "self")),
+    "tianshou_ppo": ("examples/tianshou_ppo.py", "tianshou", ()),
+    "agilerl_ppo": ("examples/agilerl_ppo.py", "agilerl", ()),
 }
-TARGET_WALL = 15 * 60  # seconds (issue 19's target on a 2-core machine)
-TARGET_RANDOM = 0.95
+TARGET_WALL = 15 * 60  # seconds, on a 2-core machine
+TARGET_RANDOM = 0.95  # 2-player games
+DEFAULT_SEEDS = (0, 1, 2)
 
 
 def has_module(python: str, module: str) -> bool:
@@ -60,44 +67,74 @@ def has_module(python: str, module: str) -> bool:
     return done.returncode == 0
 
 
-def run_example(
-    name: str, python: str, runs: Path, example_args: list[str], timeout: float
+def library_version(python: str, module: str) -> str:
+    code = (
+        "import importlib.metadata as m, sys\n"
+        "name = {'ray.rllib': 'ray', 'sb3_contrib': 'sb3-contrib'}.get(sys.argv[1], sys.argv[1])\n"
+        "print(m.version(name))"
+    )
+    done = subprocess.run([python, "-c", code, module], capture_output=True, text=True, timeout=120)
+    return done.stdout.strip() or "?"
+
+
+def judge(model: Path, players: int, deals: int, seed: int) -> dict[str, Any]:
+    """The model's figures against greedy and random on ``deals`` duplicate deals of ``seed``."""
+    from agents.training.eval_curve import evaluate_vs
+    from trash_env.rules import Rules
+
+    rules = Rules(num_players=players)
+    figures = {}
+    for opponent in ("greedy", "random"):
+        result = evaluate_vs(str(model), opponent, deals, seed, rules, workers=2)
+        figures[f"vs_{opponent}"] = {
+            "games": result["games"],
+            "win_rate": round(result["win_rate"], 4),
+            "ci95": [round(x, 4) for x in result["ci95"]],
+        }
+    return figures
+
+
+def run_once(
+    name: str, python: str, seed: int, args: argparse.Namespace, eval_seed: int
 ) -> dict[str, Any]:
-    script, _ = EXAMPLES[name]
-    out = runs / name / "model.safetensors"
-    command = [python, script, "--out", str(out), *example_args]
+    script, _, flags = RUNS[name]
+    out = Path(args.runs) / f"{name}_p{args.players}" / f"seed{seed}" / "model.safetensors"
+    players = ("--players", str(args.players)) if args.players != 2 else ()
+    typed = [script, *flags, "--seed", str(seed), *players, *shlex.split(args.example_args)]
+    command = [python, *typed, "--out", str(out)]
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONPATH=str(ROOT))
+    row: dict[str, Any] = {
+        "run": name,
+        "seed": seed,
+        "command": " ".join(shlex.quote(x) for x in ["python", *typed]),  # as a user types it
+        "python": python,
+    }
     try:
         done = subprocess.run(
-            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout
         )
     except subprocess.TimeoutExpired:
-        return {"example": name, "status": f"timed out after {timeout:.0f} s"}
+        return {**row, "status": f"timed out after {args.timeout:.0f} s"}
     wall = time.perf_counter() - started
-    row: dict[str, Any] = {
-        "example": name,
-        "command": " ".join(
-            shlex.quote(x) for x in ["python", script, *example_args]
-        ),  # as a user types it; the model goes to --out
-        "python": python,
-        "measured_wall_seconds": round(wall, 1),
-        "load_before": round(load_before, 2),
-        "load_after": round(os.getloadavg()[0], 2),
-    }
-    summary_path = out.with_name(f"{out.stem}_summary.json")
-    if done.returncode != 0 or not summary_path.exists():
-        row["status"] = f"failed (exit {done.returncode}): {done.stderr.strip()[-600:]}"
-        return row
-    summary = json.loads(summary_path.read_text())
-    greedy, random = summary["vs_greedy"], summary["vs_random"]
+    row.update(
+        measured_wall_seconds=round(wall, 1),
+        load_before=round(load_before, 2),
+        load_after=round(os.getloadavg()[0], 2),
+    )
+    if done.returncode != 0 or not out.exists():
+        tail = (done.stderr.strip() or done.stdout.strip())[-600:]
+        return {**row, "status": f"failed (exit {done.returncode}): {tail}"}
+    row.update(status="ok", model=str(out), **judge(out, args.players, args.eval_deals, eval_seed))
+    par = 1 / args.players
     met = {
-        "greedy_interval_reaches_half": greedy["ci95"][1] >= 0.5,
-        "random_at_least_0.95": random["win_rate"] >= TARGET_RANDOM,
+        "greedy_interval_reaches_par": row["vs_greedy"]["ci95"][1] >= par,
         "wall_within_15_min": wall <= TARGET_WALL,
     }
-    row.update(status="ok", **summary, target=met, target_met=all(met.values()))
+    if args.players == 2:
+        met["random_at_least_0.95"] = row["vs_random"]["win_rate"] >= TARGET_RANDOM
+    row.update(target=met, target_met=all(met.values()))
     return row
 
 
@@ -111,69 +148,134 @@ def verdict(row: dict[str, Any]) -> str:
     return "met" if not missed else "not met: " + ", ".join(missed)
 
 
+def worst(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The seed whose win rate against greedy is lowest (a failed run counts as worst)."""
+    failed = [row for row in rows if row.get("status") != "ok"]
+    if failed:
+        return failed[0]
+    return min(rows, key=lambda row: row["vs_greedy"]["win_rate"]) if rows else None
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| example | library | steps | wall | vs random (95% CI) | vs greedy (95% CI) "
-        "| games each | target |",
-        "|---|---|---|---|---|---|---|---|",
+        "| run | seed | wall | vs random (95% CI) | vs greedy (95% CI) | games each | target |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         if row.get("status") != "ok":
-            lines.append(f"| {row['example']} | | | | | | | {row.get('status')} |")
+            lines.append(f"| {row['run']} | {row.get('seed', '')} | | | | | {row.get('status')} |")
             continue
         minutes, seconds = divmod(round(row["measured_wall_seconds"]), 60)
         lines.append(
-            f"| `{row['command']}` | {row['library']} {row['library_version']} "
-            f"| {row['steps']:,} | {minutes} min {seconds:02d} s | {interval(row['vs_random'])} "
-            f"| {interval(row['vs_greedy'])} | {row['vs_greedy']['games']:,} "
-            f"| {verdict(row)} |"
+            f"| `{row['command']}` | {row['seed']} | {minutes} min {seconds:02d} s "
+            f"| {interval(row['vs_random'])} | {interval(row['vs_greedy'])} "
+            f"| {row['vs_greedy']['games']:,} | {verdict(row)} |"
         )
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def summary(results: dict[str, list[dict[str, Any]]]) -> str:
+    lines = [
+        "| run | seeds | every seed meets the target | worst seed vs greedy |",
+        "|---|---|---|---|",
+    ]
+    for name, rows in results.items():
+        bad = worst(rows)
+        every = bool(rows) and all(row.get("target_met") for row in rows)
+        shown = (
+            ""
+            if bad is None
+            else f"seed {bad.get('seed')}: "
+            + (interval(bad["vs_greedy"]) if bad.get("status") == "ok" else bad.get("status", ""))
+        )
+        seeds = ", ".join(str(row.get("seed")) for row in rows)
+        lines.append(f"| {name} | {seeds} | {'yes' if every else 'no'} | {shown} |")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--python",
         action="append",
         default=[],
-        help="an interpreter to run examples with (repeatable; tried in order, then this one)",
+        help="an interpreter to run with (repeatable; tried in order, then this one)",
     )
-    parser.add_argument("--only", nargs="+", choices=sorted(EXAMPLES), help="these examples")
+    parser.add_argument("--only", nargs="+", choices=sorted(RUNS), help="these runs")
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS), help="training seeds"
+    )
+    parser.add_argument("--players", type=int, default=2, choices=range(2, 7), metavar="{2..6}")
+    parser.add_argument(
+        "--eval-seed",
+        type=int,
+        default=None,
+        help="the evaluation seed (default: a fresh random one, recorded in the JSON)",
+    )
+    parser.add_argument("--eval-deals", type=int, default=1000, help="duplicate deals each")
     parser.add_argument("--runs", default="runs/pipelines", help="where the models go")
     parser.add_argument("--json", default="benchmarks/pipelines.json", help="the JSON written")
     parser.add_argument(
-        "--example-args", default="", help="flags for every example (not the defaults then)"
+        "--example-args", default="", help="flags for every run (not the defaults then)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=3600, help="seconds before an example is stopped"
+        "--timeout", type=float, default=3600, help="seconds before a run is stopped"
     )
     args = parser.parse_args(argv)
     if not 1 <= args.timeout <= 86400:
         parser.error(f"--timeout must be from 1 to 86400 seconds, got {args.timeout}")
+    if not 1 <= args.eval_deals <= 100_000:
+        parser.error(f"--eval-deals must be from 1 to 100000, got {args.eval_deals}")
+    if any(seed < 0 for seed in args.seeds) or (args.eval_seed is not None and args.eval_seed < 0):
+        parser.error("seeds must be 0 or more")
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    eval_seed = args.eval_seed if args.eval_seed is not None else secrets.randbits(31)
+    if eval_seed in args.seeds:
+        raise SystemExit(f"--eval-seed {eval_seed} is also a training seed: pick another")
+    print(f"evaluation seed {eval_seed}, {args.eval_deals} duplicate deals", flush=True)
     pythons = [*args.python, sys.executable]
-    rows = []
-    for name in args.only or list(EXAMPLES):
-        module = EXAMPLES[name][1]
+    results: dict[str, list[dict[str, Any]]] = {}
+    libraries = {}
+    for name in args.only or list(RUNS):
+        module = RUNS[name][1]
         python = next((p for p in pythons if has_module(p, module)), None)
         if python is None:
-            rows.append({"example": name, "status": f"not run: no --python has {module}"})
-        else:
-            print(f"{name}: running with {python} ...", flush=True)
-            rows.append(
-                run_example(
-                    name, python, Path(args.runs), shlex.split(args.example_args), args.timeout
-                )
-            )
-        print(table(rows[-1:]).splitlines()[-1], flush=True)
+            results[name] = [{"run": name, "status": f"not run: no --python has {module}"}]
+            print(table(results[name]).splitlines()[-1], flush=True)
+            continue
+        libraries[name] = {"module": module, "version": library_version(python, module)}
+        results[name] = []
+        for seed in args.seeds:
+            print(f"{name} seed {seed}: running with {python} ...", flush=True)
+            results[name].append(run_once(name, python, seed, args, eval_seed))
+            print(table(results[name][-1:]).splitlines()[-1], flush=True)
     report = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "threads": {
+                key: os.environ[key]
+                for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+                if key in os.environ
+            },
+        },
+        "players": args.players,
+        "eval_seed": eval_seed,
+        "eval_deals": args.eval_deals,
         "example_args": args.example_args,
-        "results": rows,
+        "libraries": libraries,
+        "results": results,
     }
     atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
-    print(table(rows))
+    print(table([row for rows in results.values() for row in rows]))
+    print()
+    print(summary(results))
     return report
 
 

@@ -279,7 +279,7 @@ def make_solo(opponent: str = "greedy", **options):
     cls = getattr(solo, "TrashSoloEnv", None) or getattr(solo, "TrashSolo", None)
     if cls is None:
         raise Skip("trash_env.solo has no TrashSoloEnv")
-    _import("agents.heuristics")  # the greedy bot
+    _import("agents.bots.heuristics")  # the greedy bot
     return cls(opponents=(opponent,), **options)
 
 
@@ -438,7 +438,7 @@ def run_evaluation(games: int, workers: int, seed: int):
     """``agents.evaluation.evaluate(["greedy"], ...)``: greedy in both seats of a 2-player
     game, duplicate deals, no progress bar (worker start-up included in the time)."""
     evaluation = _import("agents.evaluation")
-    _import("agents.heuristics")
+    _import("agents.bots.heuristics")
     return evaluation.evaluate(["greedy"], games=games, seed=seed, workers=workers)
 
 

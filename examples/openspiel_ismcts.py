@@ -25,7 +25,7 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 import trash_env.spiel  # registers "python_trash"
-from agents.base import Agent, make_agent
+from agents.bots.base import Agent, make_agent
 from trash_env.engine import Game
 from trash_env.observation import action_mask, encode_observation
 from trash_env.view import PublicView

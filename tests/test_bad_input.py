@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import trash_env
-from agents.base import make_agent
-from agents.game_log import MAX_LOG_BYTES
-from agents.play import main as play_main
+from agents.bots.base import make_agent
+from agents.play.game import main as play_main
+from agents.play.game_log import MAX_LOG_BYTES
 from trash_env.env import InvalidActionError
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
@@ -269,13 +269,13 @@ def test_bad_play_flags_exit_2_naming_the_flag(argv, message, capsys):
 
 
 def _evaluate(argv: list[str], monkeypatch) -> int:
-    import agents.evaluate_cli as evaluate
-    import agents.tournament
+    import agents.evaluation.cli as evaluate
+    import agents.evaluation.tournament
 
     def no_games(*args, **kwargs):
         raise AssertionError("a game was played before the flags were checked")
 
-    monkeypatch.setattr(agents.tournament, "play_deals", no_games)
+    monkeypatch.setattr(agents.evaluation.tournament, "play_deals", no_games)
     try:
         return evaluate.main([*argv, "--no-progress", "--quiet"])
     except SystemExit as stop:  # argparse's own errors

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import agents.evaluate_cli as evaluate_cli
-from agents.base import make_agent
-from agents.model_file import MAX_HEADER_BYTES, METADATA_KEY, network_tensors, write_policy
-from agents.policy import load_policy_agent
+import agents.evaluation.cli as evaluate_cli
+from agents.bots.base import make_agent
+from agents.policies.model_file import MAX_HEADER_BYTES, METADATA_KEY, network_tensors, write_policy
+from agents.policies.policy import load_policy_agent
 from agents.training import cli as train
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
@@ -505,7 +505,7 @@ EVALUATE_CASES = [
 def test_evaluate_flags_fail_before_playing_naming_the_flag(
     tmp_path, capsys, monkeypatch, argv, message
 ):
-    import agents.tournament
+    import agents.evaluation.tournament
 
     (tmp_path / "afile").write_text("a file")
     (tmp_path / "dir.safetensors").mkdir()
@@ -513,7 +513,7 @@ def test_evaluate_flags_fail_before_playing_naming_the_flag(
     def no_games(*args, **kwargs):
         raise AssertionError("a game was played before the flags were checked")
 
-    monkeypatch.setattr(agents.tournament, "play_deals", no_games)
+    monkeypatch.setattr(agents.evaluation.tournament, "play_deals", no_games)
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     assert evaluate_cli.main(argv + ["--no-progress"]) == 2
     err = capsys.readouterr().err

@@ -1,7 +1,8 @@
-"""benchmarks/pipelines.py runs each example under an interpreter that has its library, keeps
-the example's own figures and writes the JSON and the table; an example whose library no
-interpreter has is a row saying so, not a failure. (A short budget: the learning targets are
-the benchmark's default run, not a test.)"""
+"""benchmarks/pipelines.py trains each run under an interpreter that has its library, once per
+training seed, judges every saved model itself on an evaluation seed it draws (never a training
+seed), and writes the JSON and the tables; a run whose library no interpreter has is a row saying
+so, not a failure. (A short budget: the learning targets are the benchmark's default run, not a
+test.)"""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="needs the vector extra")
-def test_the_benchmark_runs_an_example_and_reports_one_it_cannot_run(tmp_path):
+def test_the_benchmark_runs_every_seed_judges_on_its_own_seed_and_reports_what_it_cannot_run(
+    tmp_path,
+):
     report = tmp_path / "pipelines.json"
     short = "--steps 1024 --envs 64 --n-steps 16 --eval-every 0 --final-deals 2"
     absent = next(
@@ -29,22 +32,45 @@ def test_the_benchmark_runs_an_example_and_reports_one_it_cannot_run(tmp_path):
         [
             sys.executable,
             "benchmarks/pipelines.py",
-            *("--only", "cleanrl_ppo", absent),
+            *("--only", "cleanrl_ppo", absent, "--seeds", "3", "4", "--eval-deals", "2"),
             *("--runs", str(tmp_path / "runs"), "--json", str(report)),
             *("--example-args", short),
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    ran, skipped = json.loads(report.read_text())["results"]
-    assert ran["status"] == "ok" and ran["example"] == "cleanrl_ppo"
-    assert ran["steps"] == 1024 and ran["illegal_moves"] == 0
-    assert ran["vs_greedy"]["games"] == ran["vs_random"]["games"] == 4
-    assert ran["target"]["wall_within_15_min"] and ran["measured_wall_seconds"] > 0
-    assert Path(ran["model"]) == tmp_path / "runs" / "cleanrl_ppo" / "model.safetensors"
-    assert skipped["status"].startswith("not run: no --python has")
-    assert "| `python examples/cleanrl_ppo.py --steps 1024" in done.stdout
+    written = json.loads(report.read_text())
+    assert written["eval_seed"] not in (3, 4) and written["eval_deals"] == 2
+    ran, skipped = written["results"]["cleanrl_ppo"], written["results"][absent]
+    assert [row["seed"] for row in ran] == [3, 4]
+    for row in ran:
+        assert row["status"] == "ok" and row["run"] == "cleanrl_ppo"
+        assert row["vs_greedy"]["games"] == row["vs_random"]["games"] == 4
+        assert row["target"]["wall_within_15_min"] and row["measured_wall_seconds"] > 0
+        seed_dir = tmp_path / "runs" / "cleanrl_ppo_p2" / f"seed{row['seed']}"
+        assert Path(row["model"]) == seed_dir / "model.safetensors"
+        assert "--seed" in row["command"]
+    assert skipped[0]["status"].startswith("not run: no --python has")
+    assert "| `python examples/cleanrl_ppo.py --seed 3 --steps 1024" in done.stdout
     assert f"| {absent} |" in done.stdout
+    assert "| cleanrl_ppo | 3, 4 |" in done.stdout  # the per-run summary with the worst seed
+
+
+def test_an_evaluation_seed_that_is_also_a_training_seed_is_refused(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/pipelines.py",
+            *("--only", "cleanrl_ppo", "--seeds", "0", "1", "--eval-seed", "1"),
+            *("--json", str(tmp_path / "x.json")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode != 0 and "also a training seed" in done.stderr
+    assert not (tmp_path / "x.json").exists()

@@ -8,10 +8,10 @@ import pytest
 from helpers import J, K, Q, game
 
 from agents import make_agent
-from agents.base import Agent
+from agents.bots.base import Agent
+from agents.bots.heuristics import CountingAgent, GreedyAgent, fits
+from agents.bots.search import SearchAgent
 from agents.evaluation import evaluate, play_game
-from agents.heuristics import CountingAgent, GreedyAgent, fits
-from agents.search import SearchAgent
 from trash_env.engine import (
     CALL_TRASH,
     DOWN,

@@ -148,7 +148,7 @@ def test_the_site_nav_lists_every_page_and_the_api_pages_name_real_modules():
         "trash_env.env",
         "trash_env.solo",
         "trash_env.vector",
-        "agents.base",
+        "agents.bots.base",
         "agents.evaluation",
     ):
         assert module in modules
@@ -258,6 +258,14 @@ def test_python_blocks_run_as_pasted(block, tmp_path):
         pytest.fail(f"{page}:{line}: the block ran for more than {SNIPPET_TIMEOUT} s")
     assert result.returncode == 0, f"{page}:{line} failed:\n{result.stderr[-3000:]}"
     assert "Traceback" not in result.stderr, f"{page}:{line}:\n{result.stderr[-3000:]}"
+    # What a reader pastes writes into runs/ (ignored by git) or a temporary folder, never
+    # beside the repository's own files.
+    written = sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if not entry.is_symlink() and entry.name not in ("snippet.py", "runs", "__pycache__")
+    )
+    assert not written, f"{page}:{line} wrote {written} into the repository's root"
 
 
 def shell_commands(body: str) -> list[list[str]]:

@@ -365,14 +365,17 @@ def test_ansi_render_shows_the_table():
     lines = text.splitlines()
     for p in range(3):
         header = next(i for i, line in enumerate(lines) if line[2:].startswith(f"player_{p}:"))
-        assert f"layout {game.sizes[p]}, rounds won {game.rounds_won[p]}" in lines[header]
+        won = game.rounds_won[p]
+        assert (
+            f"layout of {game.sizes[p]}, {won} round{'' if won == 1 else 's'} won" in lines[header]
+        )
         rows = lines[header + 1 : header + 3]
         cells = [row[4 + 4 * k : 8 + 4 * k] for row in rows for k in range(5)]
         assert len(cells) == 10
         for s, c in enumerate(cells):
             state = game.state[p][s]
             assert (c == " ## ") == (state == 0)
-            assert (c == " .. ") == (state == 3)
+            assert (c == " -- ") == (state == 3)
             assert c.startswith("(") == (state == 2)
         assert lines[header].startswith(">") == (p == game.current)
     top = card_short(game.discard[-1]) if game.discard else "-"

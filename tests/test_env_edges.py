@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import trash_env
-from agents.base import RandomAgent, make_agent
-from agents.human import draw_table
+from agents.bots.base import RandomAgent, make_agent
+from agents.play.human import draw_table
 from trash_env.engine import ABSENT, Game
 from trash_env.env import GameOverError
 from trash_env.render import render_image, render_text
@@ -157,9 +157,9 @@ def drawn_layouts(text: str, num_players: int) -> list[tuple[int, int]]:
     out = []
     for p in range(num_players):
         i = next(i for i, line in enumerate(lines) if line[2:].startswith(f"player_{p}:"))
-        size = int(re.search(r"layout (\d+)", lines[i]).group(1))
+        size = int(re.search(r"layout of (\d+)", lines[i]).group(1))
         cells = [row[4 + 4 * k : 8 + 4 * k] for row in lines[i + 1 : i + 3] for k in range(5)]
-        out.append((size, sum(c.strip() != ".." for c in cells)))
+        out.append((size, sum(c.strip() != "--" for c in cells)))
     return out
 
 
@@ -194,4 +194,4 @@ def test_a_finished_game_shows_its_last_layouts():
         game.step(int(rng.choice(game.legal_actions())))
     text = render_text(game)
     winner = game.winners[0]
-    assert f"player_{winner}: layout 1," in text
+    assert f"player_{winner}: layout of 1," in text

@@ -66,7 +66,11 @@ def test_rule_book_is_inside_the_repository_and_the_readme_links_only_there():
 
 
 def test_wheel_ships_py_typed_the_version_and_the_licence(tmp_path):
-    pytest.importorskip("setuptools", minversion="68")  # the build backend pyproject names
+    pytest.importorskip(
+        "setuptools",
+        minversion="68",
+        reason="needs setuptools 68+, the build backend pyproject names",
+    )
     # Built from a copy: setuptools leaves build/ and egg-info beside the sources.
     source = tmp_path / "source"
     skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")

@@ -22,6 +22,8 @@ from trash_env.pairs import (
 )
 from trash_env.solo import TrashSoloEnv
 
+SPIEL = "OpenSpiel is not installed (the 'openspiel' extra)"
+
 
 def check_vector(vector: np.ndarray, g: Game, observer: int) -> None:
     n = g.num_players
@@ -39,7 +41,7 @@ VARIANTS = [
 
 
 def test_the_definition_has_108_entries_and_one_table():
-    from agents.features import PairFeatures, extra_inputs
+    from agents.policies.features import PairFeatures, extra_inputs
 
     assert OBSERVATIONS[0] == "plain" and PAIR_FEATURES == 108
     for n in range(2, 7):
@@ -119,7 +121,7 @@ def test_numpy_strings_are_taken_and_the_default_is_plain():
 
 def replay_slot(core, g: int) -> TrashSoloEnv:
     """A TrashSoloEnv (greedy opponents, pairs) at the start of slot g's current episode."""
-    from agents.base import make_agent
+    from agents.bots.base import make_agent
 
     rules = core.rules
     solo = TrashSoloEnv(opponents=["greedy"], observation="pairs", **rules.to_dict())
@@ -194,7 +196,7 @@ def test_batched_opponents_keep_the_plain_observation():
 
 
 def test_openspiel_tensors_carry_the_pairs():
-    pyspiel = pytest.importorskip("pyspiel")
+    pyspiel = pytest.importorskip("pyspiel", reason=SPIEL)
     from trash_env import spiel
 
     for n in (2, 4):
@@ -231,7 +233,7 @@ def test_openspiel_tensors_carry_the_pairs():
 
 
 def test_openspiel_pairs_hold_no_hidden_card():
-    pyspiel = pytest.importorskip("pyspiel")
+    pyspiel = pytest.importorskip("pyspiel", reason=SPIEL)
 
     game = pyspiel.load_game("python_trash", {"players": 3, "observation": "pairs"})
     rng = np.random.default_rng(0)
@@ -251,7 +253,7 @@ def test_openspiel_pairs_hold_no_hidden_card():
 
 
 def test_openspiel_parameter_is_checked_and_round_trips():
-    pyspiel = pytest.importorskip("pyspiel")
+    pyspiel = pytest.importorskip("pyspiel", reason=SPIEL)
     from trash_env import spiel
     from trash_env.rules import Rules
 

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 from helpers import answer_ctrl_c
 
-from agents import evaluate_cli as cli
-from agents.base import Agent
+from agents.bots.base import Agent
 from agents.evaluation import (
     GameResult,
+    cli,
     deal_seed,
     evaluate,
     lineups,
@@ -286,7 +286,7 @@ def test_agents_that_do_not_use_observations_get_none_and_others_get_theirs():
     assert all(o is None for o in skipper.seen)
     assert all(o.shape == (observation_size(2),) for o in reader.seen)
     # The built-in bots that decide from the view alone skip the encoding.
-    from agents.base import make_agent
+    from agents.bots.base import make_agent
 
     assert not any(make_agent(s).uses_observation for s in ("random", "greedy", "search"))
 
@@ -295,7 +295,7 @@ def test_two_player_trueskill_update_is_the_librarys():
     """The closed form used for 1-vs-1 games gives trueskill's own rate() numbers."""
     import trueskill
 
-    from agents.scoring import rate_two
+    from agents.evaluation.scoring import rate_two
 
     env = trueskill.TrueSkill(draw_probability=0.05)
     margin = trueskill.calc_draw_margin(env.draw_probability, 2, env)
@@ -349,7 +349,7 @@ def test_a_worker_that_crashes_ends_the_evaluation_with_a_clear_error(tmp_path):
         tmp_path,
         """
         import os
-        from agents.base import Agent, register_agent
+        from agents.bots.base import Agent, register_agent
         from agents.evaluation import evaluate
 
         class Crash(Agent):
@@ -410,7 +410,7 @@ def test_cli_checks_outputs_and_bounds_before_playing(argv, message, tmp_path, c
 def test_report_names_from_paths_are_printed_without_control_characters(tmp_path):
     import shutil
 
-    from agents.policy import PRETRAINED
+    from agents.policies.policy import PRETRAINED
 
     name = tmp_path / "evil\x1b[2J\x07.safetensors"
     shutil.copy(PRETRAINED, name)
@@ -587,8 +587,8 @@ def test_results_stream_into_the_statistics_instead_of_piling_up():
 def test_saved_games_are_game_logs_that_validate_replay_and_rebuild_every_card(tmp_path):
     import io
 
-    from agents.game_log import read_log
-    from agents.replay import replay
+    from agents.play.game_log import read_log
+    from agents.play.replay import replay
 
     rules = Rules(num_players=3, episode="round", start_size=3)
     folder = tmp_path / "games"
@@ -667,7 +667,7 @@ def test_saving_games_is_bounded_and_checked_before_playing(tmp_path, capsys):
 
 
 def test_ratings_that_cannot_be_told_apart_share_a_rank():
-    from agents.scoring import rating_ranks
+    from agents.evaluation.scoring import rating_ranks
 
     # The README's case: 24.93 against 24.88 at sigma 0.8 says nothing about who is better.
     ranks = rating_ranks({"a": (24.93, 0.8), "b": (24.88, 0.8), "c": (20.0, 0.8)})

@@ -52,7 +52,7 @@ def _check_saved_model(out: dict, model: Path, rows: int) -> None:
     """What every example leaves at ``--out``: the model file that loads and evaluates (in
     evaluate.py, as a user runs it), the log with ``rows`` rows (curve points and the final
     evaluation), the curve's PNG and the summary; and 0 illegal moves."""
-    from agents.policy import load_policy_agent
+    from agents.policies.policy import load_policy_agent
 
     assert out["illegal_moves"] == 0
     assert model.is_file() and Path(out["model"]) == model

@@ -1,4 +1,5 @@
-"""The ``pairs`` input features (agents/features.py): what each one means, recomputed from the
+"""The ``pairs`` input features (agents/policies/features.py): what each one means, recomputed from
+the
 game itself; NumPy and torch agree; models with them save, load and act as trained."""
 
 from __future__ import annotations
@@ -10,9 +11,15 @@ import numpy as np
 import pytest
 from helpers import game
 
-from agents.convert import save_sb3_policy
-from agents.features import FEATURES, PairFeatures, extra_inputs, pair_indices, torch_extractor
-from agents.policy import load_policy_agent
+from agents.policies.convert import save_sb3_policy
+from agents.policies.features import (
+    FEATURES,
+    PairFeatures,
+    extra_inputs,
+    pair_indices,
+    torch_extractor,
+)
+from agents.policies.policy import load_policy_agent
 from trash_env.engine import DOWN, NATURAL
 from trash_env.observation import encode_observation, observation_size
 from trash_env.rules import Rules
@@ -98,7 +105,7 @@ def test_a_model_with_pairs_saves_loads_and_acts_as_trained(tmp_path):
 
 
 def test_an_unknown_features_name_is_refused_naming_the_choices(tmp_path):
-    from agents.model_file import check_sidecar
+    from agents.policies.model_file import check_sidecar
 
     with pytest.raises(ValueError, match="features must be one of obs, pairs"):
         extra_inputs("bogus", 2)
@@ -130,7 +137,7 @@ def test_the_index_tables_stay_inside_the_observation():
 
 
 def test_the_player_count_is_read_from_the_observation_size():
-    from agents.features import players_for
+    from agents.policies.features import players_for
     from trash_env.observation import SEAT_FEATURES, players_of_observation
 
     for players in range(2, 7):

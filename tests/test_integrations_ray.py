@@ -1,4 +1,5 @@
-"""Evaluation on Ray (agents/ray_backend.py): the same JSON report as the local backend for the
+"""Evaluation on Ray (agents/evaluation/ray_backend.py): the same JSON report as the local backend
+for the
 same seed, on a local Ray instance of 2 CPUs that the test starts. Skips without ray."""
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def test_report_identical_to_local_backend(local_ray):
 
 
 def test_cli_json_identical(local_ray, tmp_path):
-    from agents import evaluate_cli as cli
+    from agents.evaluation import cli
 
     args = [
         "--agents",

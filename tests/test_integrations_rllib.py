@@ -71,8 +71,8 @@ def test_solo_env_layout_and_bots_inside():
 
 
 def test_exported_mlp_computes_the_module_logits(tmp_path):
-    torch = pytest.importorskip("torch")
-    from agents.policy import load_policy_agent
+    torch = pytest.importorskip("torch", reason="torch is not installed (the 'train' extra)")
+    from agents.policies.policy import load_policy_agent
     from agents.training.export import export_mlp
     from trash_env.integrations.rllib import TrashSoloMaskedEnv, module_spec, policy_mlps
     from trash_env.observation import observation_size

@@ -15,7 +15,7 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 from test_vector_differential import JAX_BATCH, JaxEngine  # noqa: E402
 
-from agents.heuristics import CountingAgent, GreedyAgent  # noqa: E402
+from agents.bots.heuristics import CountingAgent, GreedyAgent  # noqa: E402
 from trash_env.engine import NUM_ACTIONS  # noqa: E402
 from trash_env.jax_env import auto_reset, make  # noqa: E402
 from trash_env.jax_env import bots as B  # noqa: E402

@@ -74,7 +74,7 @@ def test_the_checker_sees_function_local_and_relative_imports(tmp_path: Path) ->
     (tmp_path / "pkg").mkdir()
     probe = tmp_path / "pkg" / "probe.py"
     probe.write_text(
-        "def f():\n    from agents.base import Agent\n    import agents.search\n"
+        "def f():\n    from agents.bots.base import Agent\n    import agents.bots.search\n"
         "from . import sibling\nimport importlib\nimportlib.import_module('agents')\n"
     )
     global ROOT
@@ -83,7 +83,9 @@ def test_the_checker_sees_function_local_and_relative_imports(tmp_path: Path) ->
         names = [name for _, name in imported(probe)]
     finally:
         ROOT = saved
-    assert names.count("agents") == 1 and "agents.base" in names and "agents.search" in names
+    assert (
+        names.count("agents") == 1 and "agents.bots.base" in names and "agents.bots.search" in names
+    )
     assert "pkg.sibling" in names
 
 
@@ -95,6 +97,41 @@ def test_trash_env_never_imports_agents() -> None:
         if top(name) == "agents"
     ]
     assert not offenders, "trash_env must not import agents:\n" + "\n".join(offenders)
+
+
+# agents/ by job (docs/development.md draws it): each sub-package may import only the ones
+# listed for it; web and training sit on top, the policies' model files at the bottom.
+AGENT_LAYERS = {
+    "policies": set(),
+    "bots": {"policies"},
+    "play": {"bots", "policies"},
+    "evaluation": {"bots", "policies", "play"},
+    "training": {"bots", "policies", "play", "evaluation"},
+    "web": {"bots", "policies", "play", "evaluation"},
+}
+
+
+def test_agents_is_split_into_the_drawn_sub_packages_each_with_its_job_in_a_docstring() -> None:
+    loose = sorted(p.name for p in (ROOT / "agents").glob("*.py") if p.name != "__init__.py")
+    assert loose == [], f"agents/ keeps only sub-packages; move {loose} into one"
+    packages = {p.parent.name for p in (ROOT / "agents").glob("*/__init__.py")}
+    assert packages == set(AGENT_LAYERS)
+    for name in packages:
+        tree = ast.parse((ROOT / "agents" / name / "__init__.py").read_text(encoding="utf-8"))
+        assert ast.get_docstring(tree), f"agents/{name}/__init__.py needs a docstring"
+
+
+def test_agents_sub_packages_import_only_the_layers_below_them() -> None:
+    offenders = []
+    for layer, allowed in AGENT_LAYERS.items():
+        for path in sorted((ROOT / "agents" / layer).rglob("*.py")):
+            for line, name in imported(path):
+                parts = name.split(".")
+                if parts[0] != "agents" or len(parts) < 2 or parts[1] == layer:
+                    continue
+                if parts[1] not in allowed:
+                    offenders.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not offenders, "an import against the layers:\n" + "\n".join(offenders)
 
 
 def test_no_import_cycle_between_packages() -> None:
@@ -263,7 +300,7 @@ def run(code: str, env_path: str = "") -> subprocess.CompletedProcess:
 
 
 def entry_points_table() -> dict[str, str]:
-    tomllib = pytest.importorskip("tomllib")
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+")
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     return data["project"]["entry-points"]["trash_env.agents"]
 
@@ -307,7 +344,7 @@ def test_a_source_checkout_reads_the_table_of_its_pyproject() -> None:
         from trash_env.solo import TrashSoloEnv
         assert "agents" not in sys.modules
         TrashSoloEnv(opponents=["greedy"]).reset(seed=0)
-        print("OK", "agents.heuristics" in sys.modules)
+        print("OK", "agents.bots.heuristics" in sys.modules)
         """
     )
     assert result.returncode == 0, result.stderr

@@ -16,7 +16,7 @@ import torch
 from helpers import evaluate_model
 from torch import nn
 
-from agents.policy import load_policy_agent
+from agents.policies.policy import load_policy_agent
 from agents.training.pipeline import PipelineRun, example_parser, real_number, whole_number
 from trash_env.observation import observation_size
 from trash_env.solo import TrashSoloEnv

@@ -1,4 +1,5 @@
-"""Model files (agents/model_file.py, agents/policy.py, agents/convert.py): a ``.safetensors``
+"""Model files (agents/policies/model_file.py, agents/policies/policy.py,
+agents/policies/convert.py): a ``.safetensors``
 with the sidecar inside, rebuilt as a NumPy actor from the sidecar alone; the shipped pretrained
 agents pinned to their files and moves; atomic writes; the explicit opt-in converter for one's
 own ``.zip``."""
@@ -12,9 +13,9 @@ import os
 import numpy as np
 import pytest
 
-from agents.base import make_agent
-from agents.model_file import load_tensors, network_tensors, read_sidecar, write_policy
-from agents.policy import PRETRAINED, load_policy_agent, pretrained_path
+from agents.bots.base import make_agent
+from agents.policies.model_file import load_tensors, network_tensors, read_sidecar, write_policy
+from agents.policies.policy import PRETRAINED, load_policy_agent, pretrained_path
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.rules import Rules
 from trash_env.solo import TrashSoloEnv
@@ -105,7 +106,7 @@ def test_loading_needs_neither_torch_nor_stable_baselines3(tmp_path):
         "        if name.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib'):\n"
         "            raise ImportError('blocked ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "from agents.base import make_agent\n"
+        "from agents.bots.base import make_agent\n"
         f"agent = make_agent({str(path)!r})\n"
         "make_agent('pretrained')\n"
         "print('loaded', agent.num_players)\n"
@@ -198,7 +199,7 @@ def test_written_files_get_ordinary_permissions(tmp_path):
 
 
 def test_converting_a_zip_is_an_explicit_opt_in(tmp_path, capsys):
-    from agents import convert
+    from agents.policies import convert
 
     assert convert.main([str(tmp_path / "x.zip"), str(tmp_path / "x.safetensors")]) == 2
     assert "--trust-pickle" in capsys.readouterr().err
@@ -210,7 +211,7 @@ def test_converting_a_zip_is_an_explicit_opt_in(tmp_path, capsys):
 def test_converting_bad_zip_bytes_says_so_in_one_sentence_naming_the_file(
     tmp_path, capsys, content
 ):
-    from agents import convert
+    from agents.policies import convert
 
     old = tmp_path / "mine.zip"
     old.write_bytes(content)
@@ -227,7 +228,7 @@ def test_an_sb3_model_converts_to_the_same_policy(tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents import convert
+    from agents.policies import convert
 
     env = TrashSoloEnv()
     model = MaskablePPO(

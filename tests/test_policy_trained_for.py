@@ -1,4 +1,5 @@
-"""A model knows what it was trained for (agents/model_file.py, agents/policy.py): the
+"""A model knows what it was trained for (agents/policies/model_file.py,
+agents/policies/policy.py): the
 sidecar's rules and ``trained_for``; another player count is refused naming both counts; other
 rules, layout sizes or episode kinds warn once; ``pretrained`` picks the shipped model for the
 game's count."""
@@ -12,10 +13,10 @@ import numpy as np
 import pytest
 from test_policy_files import tiny_network, tiny_tensors
 
-from agents import policy
-from agents.base import make_agent
+from agents.bots.base import make_agent
 from agents.evaluation import evaluate
-from agents.model_file import (
+from agents.policies import policy
+from agents.policies.model_file import (
     describe_training,
     read_sidecar,
     sidecar_trained_for,
@@ -23,7 +24,7 @@ from agents.model_file import (
     training_mismatch,
     write_policy,
 )
-from agents.policy import (
+from agents.policies.policy import (
     PolicyAgent,
     TrainingMismatchWarning,
     load_policy_agent,

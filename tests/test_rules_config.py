@@ -223,7 +223,9 @@ def test_every_option_reaches_the_command_line(name):
 
 @pytest.mark.parametrize("name", sorted(NOT_DEFAULT))
 def test_every_option_reaches_the_openspiel_parameters(name):
-    spiel = pytest.importorskip("trash_env.spiel")
+    spiel = pytest.importorskip(
+        "trash_env.spiel", reason="OpenSpiel is not installed (the 'openspiel' extra)"
+    )
     changed, needs = NOT_DEFAULT[name]
     rules = Rules(**needs, **changed)
     params = spiel.params_from_rules(rules)
@@ -234,7 +236,7 @@ def test_every_option_reaches_the_openspiel_parameters(name):
 
 @pytest.mark.parametrize("name", sorted(NOT_DEFAULT))
 def test_every_option_reaches_the_batched_engine_config(name):
-    pytest.importorskip("numba")
+    pytest.importorskip("numba", reason="numba is not installed (the 'vector' extra)")
     from trash_env.rules import option_index
     from trash_env.vector.batch import RulesArrays
 

@@ -1,4 +1,5 @@
-"""The per-size evaluation (agents/sizes.py, ``evaluate.py --sizes``): one row per setting,
+"""The per-size evaluation (agents/evaluation/sizes.py, ``evaluate.py --sizes``): one row per
+setting,
 each really played in its setting, the agent's seat counted alone, the reference on the same
 deals, the targets checked, bad flags refused."""
 
@@ -9,10 +10,9 @@ import json
 
 import pytest
 
-from agents import evaluate_cli as cli
-from agents.evaluation import evaluate
-from agents.heuristics import GreedyAgent
-from agents.sizes import agent_figures, evaluate_sizes, settings
+from agents.bots.heuristics import GreedyAgent
+from agents.evaluation import cli, evaluate
+from agents.evaluation.sizes import agent_figures, evaluate_sizes, settings
 from trash_env.rules import Rules
 
 

@@ -11,7 +11,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import trash_env
-from agents.base import Agent, RandomAgent
+from agents.bots.base import Agent, RandomAgent
 from trash_env.engine import DECLINE, DRAW_STOCK, TAKE_DISCARD, Decision
 from trash_env.observation import encode_observation, observation_size
 from trash_env.solo import TrashSoloEnv

@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+pyspiel = pytest.importorskip(
+    "pyspiel", reason="OpenSpiel is not installed (the 'openspiel' extra)"
+)
 
 from trash_env import spiel  # noqa: E402  (after the skip: it imports pyspiel)
 from trash_env.cards import NUM_SLOTS  # noqa: E402

@@ -1,4 +1,5 @@
-"""train.py and trained policies (agents/policy.py): a training smoke run that saves, reloads and
+"""train.py and trained policies (agents/policies/policy.py): a training smoke run that saves,
+reloads and
 plays only legal moves; exact resume from a checkpoint (bit-identical weights) on the batched
 (default), dummy and subprocess envs, a damaged last checkpoint skipped, a killed run that
 leaves the previous model whole; the choice of the vec path and its defaults; the shipped
@@ -19,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import make_agent
+from agents.bots.base import make_agent
 from agents.evaluation import evaluate
-from agents.model_file import load_tensors
-from agents.policy import PRETRAINED, PolicyAgent, load_policy_agent
+from agents.policies.model_file import load_tensors
+from agents.policies.policy import PRETRAINED, PolicyAgent, load_policy_agent
 from agents.training.checkpoint import read_checkpoint
 from agents.training.cli import build_parser, config_of, main
 from agents.training.config import settle

@@ -15,9 +15,9 @@ import pytest
 import torch
 from torch import nn
 
-from agents.convert import save_sb3_policy
-from agents.features import PairFeatures, extra_inputs
-from agents.policy import load_policy_agent
+from agents.policies.convert import save_sb3_policy
+from agents.policies.features import PairFeatures, extra_inputs
+from agents.policies.policy import load_policy_agent
 from agents.training.eval_curve import EVAL_COLUMNS, EvaluationCurve, evaluate_vs
 from agents.training.export import export_mlp, export_sb3_policy
 from trash_env.observation import observation_size
@@ -171,7 +171,7 @@ def test_train_saves_through_the_exporter_byte_for_byte_as_before(tmp_path):
         seed=1,
         device="cpu",
     )
-    from agents.model_file import trained_for
+    from agents.policies.model_file import trained_for
 
     info = {
         "num_players": 2,

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.model_file import load_tensors
-from agents.policy import PRETRAINED
+from agents.policies.model_file import load_tensors
+from agents.policies.policy import PRETRAINED
 from agents.training.cli import main
 from agents.training.records import cut_log, remove_temp_files, repair_sidecar_copy
 

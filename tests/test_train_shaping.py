@@ -1,4 +1,4 @@
-"""The optional progress shaping (agents/shaping.py) and train.py's learning curve.
+"""The optional progress shaping (agents/training/shaping.py) and train.py's learning curve.
 
 The shaping's potential on a stacked deal; the wrapper's terms against the potential read from
 the game, telescoping over every episode, the true reward kept in Monitor's figures; off by
@@ -18,17 +18,17 @@ import pytest
 from helpers import Q, game, play
 from stable_baselines3.common.monitor import Monitor
 
-from agents.shaping import (
+from agents.training.checkpoint import read_checkpoint
+from agents.training.cli import main
+from agents.training.config import DEFAULT_SHAPING, TrainConfig
+from agents.training.run import Run
+from agents.training.shaping import (
     ProgressShaping,
     check_coef,
     game_potential,
     last_deal_end_potential,
     progress_potential,
 )
-from agents.training.checkpoint import read_checkpoint
-from agents.training.cli import main
-from agents.training.config import DEFAULT_SHAPING, TrainConfig
-from agents.training.run import Run
 from trash_env.engine import DRAW_STOCK
 from trash_env.solo import TrashSoloEnv
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.base import make_agent
+from agents.bots.base import make_agent
 from trash_env.engine import Game
 from trash_env.observation import observation_size
 from trash_env.solo import TrashSoloEnv
@@ -169,7 +169,9 @@ def test_bad_arguments_are_named() -> None:
 
 
 def test_maskable_ppo_learns_on_it_and_logs_episodes() -> None:
-    sb3_contrib = pytest.importorskip("sb3_contrib")
+    sb3_contrib = pytest.importorskip(
+        "sb3_contrib", reason="sb3-contrib is not installed (the 'train' extra)"
+    )
     vec = make_vec_env(8, ["random", "greedy"], {"start_size": 3}, seed=0, round_rewards=True)
     assert vec.observation_space.shape == (observation_size(2),)
     model = sb3_contrib.MaskablePPO(
@@ -254,9 +256,10 @@ def test_a_policy_for_another_table_size_is_refused() -> None:
 
 
 def test_shaping_matches_the_solo_wrapper_and_keeps_the_true_return() -> None:
-    """The batched progress shaping (SoloBatch) pays what agents.shaping.ProgressShaping pays
+    """The batched progress shaping (SoloBatch) pays what agents.training.shaping.ProgressShaping
+    pays
     on TrashSoloEnv replaying the same episodes; the episode figures keep the true return."""
-    from agents.shaping import ProgressShaping
+    from agents.training.shaping import ProgressShaping
 
     specs, options, envs = ["greedy", "counting"], {"start_size": 4, "num_players": 3}, 8
     vec = TrashVecEnv(envs, specs, round_rewards=True, seed=4, shaping=0.75, **options)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("numba")
+pytest.importorskip("numba", reason="numba is not installed (the 'vector' extra)")
 
 ROOT = Path(__file__).resolve().parent.parent
 SOAK = ROOT / "benchmarks" / "soak.py"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from web_support import play_out, serving
 
-from agents.game_log import read_log
+from agents.play.game_log import read_log
 from trash_env.engine import Game
 from trash_env.rules import Rules
 
@@ -217,7 +217,7 @@ def test_the_page_and_its_files_are_served(web):
 def test_the_package_data_ships_every_page_file():
     """pyproject's package-data names every file of agents/web/static (else an installed
     trash-env would serve a page without its scripts)."""
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+")
     root = Path(__file__).resolve().parent.parent
     project = tomllib.loads((root / "pyproject.toml").read_text())
     patterns = project["tool"]["setuptools"]["package-data"]["agents.web"]
@@ -250,7 +250,7 @@ def test_a_model_file_of_the_models_folder_plays(tmp_path):
     """A model in --models is an opponent by its file name; the log keeps that name."""
     models = tmp_path / "models"
     models.mkdir()
-    shipped = Path(__file__).resolve().parent.parent / "agents" / "models"
+    shipped = Path(__file__).resolve().parent.parent / "agents" / "policies" / "models"
     for suffix in (".safetensors", ".json"):
         (models / f"mine{suffix}").write_bytes((shipped / f"pretrained_2p{suffix}").read_bytes())
     with serving(tmp_path / "logs", models=models) as (client, config):

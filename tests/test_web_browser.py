@@ -20,8 +20,8 @@ import pytest
 from test_web_rank import SPECS, saved_games
 from web_support import play_out, serving
 
-import agents.evaluate_cli as evaluate
-from agents.game_log import read_log
+import agents.evaluation.cli as evaluate
+from agents.play.game_log import read_log
 from trash_env.engine import Game
 from trash_env.rules import Rules
 

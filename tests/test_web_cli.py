@@ -16,7 +16,7 @@ import pytest
 from helpers import answer_ctrl_c
 from web_support import TIMEOUT, serving
 
-from agents.game_log import read_log
+from agents.play.game_log import read_log
 
 
 def test_the_command_serves_and_stops_cleanly(tmp_path):

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from web_support import serving
 
-import agents.evaluate_cli as evaluate
-from agents.base import make_agent
-from agents.game_log import build_log
-from agents.tournament import deal_seed
+import agents.evaluation.cli as evaluate
+from agents.bots.base import make_agent
+from agents.evaluation.tournament import deal_seed
+from agents.play.game_log import build_log
 from trash_env.engine import Game
 from trash_env.match import Match
 from trash_env.rules import Rules
@@ -28,7 +28,9 @@ def saved_games(folder: Path, count: int) -> list[dict]:
     for i in range(count):
         seed, first = deal_seed(0, i, 2)
         specs = SPECS if i % 2 == 0 else SPECS[::-1]
-        game = Game(rules, seed=seed, first_player=first)  # as agents.tournament.play_game
+        game = Game(
+            rules, seed=seed, first_player=first
+        )  # as agents.evaluation.tournament.play_game
         actions: list[tuple[int, int]] = []
         agents = [make_agent(s) for s in specs]
         Match(game, agents, on_action=lambda p, a, kept=actions: kept.append((p, a))).play()

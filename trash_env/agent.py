@@ -12,7 +12,7 @@ builds on this module. An agent is an object with
   tables seating them skip encoding the observation (docs/agents.md says what it saves);
 - ``name``: a short label for tables and reports.
 
-:class:`Agent` is the base class that implements it (``agents.base.Agent`` is this class).
+:class:`Agent` is the base class that implements it (``agents.bots.base.Agent`` is this class).
 
 Spec strings (``"greedy"``, ``"search:rollouts=200"``, ``"model.safetensors"``) are resolved by
 :func:`make_agent` through a name -> factory table filled by :func:`register_agent`. So that

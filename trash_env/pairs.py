@@ -20,7 +20,7 @@ held card x wild ranks      14     the same for the card in hand
 Every entry is the product of two entries of the observer's own plain observation, so it is
 public information exactly as the observation is. This is the one definition: the envs'
 ``observation="pairs"`` option and the agents' ``pairs`` network features
-(agents/features.py) both use :func:`pair_indices`.
+(agents/policies/features.py) both use :func:`pair_indices`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The progress of a deal, ``phi``, that the optional shaped reward pays (agents/shaping.py
-explains the shaping): one formula and one coefficient check, used by ``agents.shaping``'s
+"""The progress of a deal, ``phi``, that the optional shaped reward pays (agents/training/shaping.py
+explains the shaping): one formula and one coefficient check, used by ``agents.training.shaping``'s
 wrapper for ``TrashSoloEnv`` and by the batched env (:mod:`trash_env.vector.env`), which
 trash_env may not import from agents."""
 

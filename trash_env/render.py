@@ -2,7 +2,7 @@
 
 Both show what everybody at a real table sees, plus the face-down marks: every layout as two
 rows of five slots (face-down ``##``, natural cards as their rank, wild cards in brackets,
-slots outside the layout ``..``), layout sizes, rounds won, the discard top, the stock size, the
+slots outside the layout ``--``), layout sizes, rounds won, the discard top, the stock size, the
 card in hand and the last events. Face-down cards are never shown, so a render is safe to show
 to a player.
 """
@@ -16,11 +16,11 @@ import numpy as np
 from trash_env.cards import NUM_SLOTS, card_short
 from trash_env.engine import ABSENT, DOWN, NATURAL, WILD_UP, Decision, Game
 from trash_env.text import (  # noqa: F401  (printable: re-exported for its users)
-    ABSENT_RENDER,
     ROW,
     describe_event,
     legend,
     printable,
+    seat_line,
     slot_mark,
 )
 
@@ -37,7 +37,7 @@ DECISION_TEXT = {
 def cell(game: Game, player: int, slot: int) -> str:
     """Four characters for one slot (:func:`trash_env.text.slot_mark`): face-down, natural,
     wild or absent."""
-    mark = slot_mark(game.state[player][slot], game.layout[player][slot], ABSENT_RENDER)
+    mark = slot_mark(game.state[player][slot], game.layout[player][slot])
     return mark.ljust(4) if mark.startswith("(") else f" {mark:<3}"
 
 
@@ -79,10 +79,14 @@ def render_text(game: Game, names: Sequence[str] | None = None, since: int = 0) 
         + _status(game, names)
     ]
     for p in range(game.num_players):
-        mark = ">" if p == acting else " "
         lines.append(
-            f"{mark} {names[p]}: layout {layout_size(game, p)}, rounds won {game.rounds_won[p]}, "
-            f"face-down {game.face_down_count(p)}"
+            seat_line(
+                names[p],
+                layout_size(game, p),
+                game.rounds_won[p],
+                game.face_down_count(p),
+                p == acting,
+            )
         )
         for start in (0, ROW):
             lines.append("    " + "".join(cell(game, p, s) for s in range(start, start + ROW)))
@@ -98,7 +102,7 @@ def render_text(game: Game, names: Sequence[str] | None = None, since: int = 0) 
         if len(events) > MAX_EVENTS:
             lines.append(f"  ... {len(events) - MAX_EVENTS} earlier")
         lines += ["  " + describe_event(e, names) for e in events[-MAX_EVENTS:]]
-    lines.append(legend(ABSENT_RENDER, game.wild))
+    lines.append(legend(game.wild))
     return "\n".join(lines)
 
 

@@ -1,7 +1,7 @@
 """The table in words, written once: event sentences, the slot marks and the legend, the result
 of a game, and the escaping of names for the terminal.
 
-Used by the env renders (:mod:`trash_env.render`), the human seat (:mod:`agents.human`), the
+Used by the env renders (:mod:`trash_env.render`), the human seat (:mod:`agents.play.human`), the
 terminal game and its replays (:mod:`agents.play`). Every view shows public information only:
 face-down cards are marks, never ranks.
 """
@@ -16,9 +16,7 @@ from trash_env.engine import DOWN, NATURAL, WILD_UP, Event
 
 ROW = 5  # slots per layout row (docs/rules.md: two rows of five)
 FACE_DOWN = "##"
-# The mark of a slot outside the layout: the env render's narrow grid uses dots, the terminal's
-# wide grid (slot numbers above it) dashes.
-ABSENT_RENDER, ABSENT_TERMINAL = "..", "--"
+ABSENT_MARK = "--"  # a slot outside the layout, in every picture of the table
 
 
 def printable(text: str) -> str:
@@ -30,31 +28,38 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def slot_mark(state: int, card: int, absent: str) -> str:
+def slot_mark(state: int, card: int) -> str:
     """What a slot shows: ``##`` face-down, the rank of a natural card, ``(J)`` a wild card,
-    ``absent`` outside the layout."""
+    ``--`` outside the layout."""
     if state == DOWN:
         return FACE_DOWN
     if state == NATURAL:
         return card_short(card)
     if state == WILD_UP:
         return f"({card_short(card)})"
-    return absent
+    return ABSENT_MARK
+
+
+def seat_line(name: str, size: int, won: int, face_down: int, acting: bool) -> str:
+    """The line above a layout, in the same words in every picture of the table: ``>`` on
+    the player to act, the layout's size, the rounds won and the face-down cards."""
+    rounds = f"{won} round{'' if won == 1 else 's'} won"
+    return f"{'>' if acting else ' '} {name}: layout of {size}, {rounds}, {face_down} face-down"
 
 
 # The order wild ranks are named in the legend: the face cards, then the joker.
 _WILD_ORDER = (JACK, QUEEN, KING, JOKER)
 
 
-def legend(absent: str, wild: Sequence[bool] | None = None) -> str:
-    """The key to the marks of a table drawn with ``absent`` for slots outside the layout.
-    ``wild`` is the game's wild table (``Rules.wild_table()``; standard rules, Jacks, when not
-    given): the legend shows the marks of the ranks that are wild, and none when none is."""
+def legend(wild: Sequence[bool] | None = None) -> str:
+    """The key to the marks of a table. ``wild`` is the game's wild table
+    (``Rules.wild_table()``; standard rules, Jacks, when not given): the legend shows the marks
+    of the ranks that are wild, and none when none is."""
     wild_ranks = [r for r in _WILD_ORDER if wild[r]] if wild is not None else [JACK]
     marks = " ".join(f"({card_short(r)})" for r in wild_ranks)
     cards = "wild card" if len(wild_ranks) == 1 else "wild cards"
     wilds = f"{marks} {cards} face-up   " if wild_ranks else ""
-    return f"{FACE_DOWN} face-down   {wilds}{absent} not in the layout   > to act"
+    return f"{FACE_DOWN} face-down   {wilds}{ABSENT_MARK} not in the layout   > to act"
 
 
 # The event kinds whose ``card`` field is a card (a rank), for describe_event.

@@ -59,13 +59,13 @@ def env_classes() -> dict[str, type]:
     import gymnasium as gym
     from stable_baselines3.common.monitor import Monitor
 
-    from agents.base import RandomAgent
-    from agents.features import PairFeatures
-    from agents.heuristics import CountingAgent, GreedyAgent
-    from agents.policy import PolicyAgent, PretrainedAgent
-    from agents.search import SearchAgent
-    from agents.shaping import ProgressShaping
+    from agents.bots.base import RandomAgent
+    from agents.bots.heuristics import CountingAgent, GreedyAgent
+    from agents.bots.search import SearchAgent
+    from agents.policies.features import PairFeatures
+    from agents.policies.policy import PolicyAgent, PretrainedAgent
     from agents.training.plain import class_name
+    from agents.training.shaping import ProgressShaping
     from trash_env.engine import Decision, Event, Game
     from trash_env.match import Match
     from trash_env.solo import TrashSoloEnv
@@ -201,7 +201,7 @@ def _read_document(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     """The JSON document and the tensors of a checkpoint file's bytes (checked container)."""
     from safetensors.numpy import load
 
-    from agents.model_file import parse_json
+    from agents.policies.model_file import parse_json
 
     if data.startswith(OLD_MAGIC):
         raise ValueError(

@@ -139,9 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="C",
         help="optional SHAPED reward on top of the true one: C x the progress since the "
         "previous learner decision (own share of the layout face-up minus the opponents' "
-        "mean, per deal; agents/shaping.py); it telescopes within a deal to that difference "
-        "at the deal's end; the episode figures and every evaluation keep the true result; "
-        f"0: off (default: {DEFAULT_SHAPING})",
+        "mean, per deal; agents/training/shaping.py); it telescopes within a deal to that "
+        "difference at the deal's end; the episode figures and every evaluation keep the true "
+        f"result; 0: off (default: {DEFAULT_SHAPING})",
     )
     add(
         "--shaping-until",
@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="pairs",
         help="the network's inputs: obs, the observation alone; pairs, the observation plus "
         "the products 'the card on offer has rank r and my slot r is in state s' and "
-        "'the card on offer is wild' (agents/features.py; no parameters) "
+        "'the card on offer is wild' (agents/policies/features.py; no parameters) "
         "(default: pairs)",
     )
     add(

@@ -33,7 +33,8 @@ FEATURE_CHOICES = ("obs", "pairs")
 PATH_DEFAULTS = {"batched": (256, 16), "dummy": (4, 512), "subproc": (4, 512)}
 DEFAULT_BATCH_SIZE = 1024  # or the whole rollout when that is smaller
 GAE_LAMBDA = 0.95
-# The optional progress shaping (agents/shaping.py) is off by default; docs/training.md says why.
+# The optional progress shaping (agents/training/shaping.py) is off by default; docs/training.md
+# says why.
 DEFAULT_SHAPING = 0.0
 DEFAULT_SHAPING_UNTIL = 0.25
 
@@ -120,7 +121,7 @@ def _number(name: str, value: object, low: float, high: float, low_open: bool) -
 
 def parse_net(net: object) -> list[int]:
     """The hidden layer sizes of ``--net`` (``"128,128"``), or ``ValueError``."""
-    from agents.model_file import MAX_LAYERS, MAX_WIDTH
+    from agents.policies.model_file import MAX_LAYERS, MAX_WIDTH
 
     try:
         sizes = [int(x) for x in str(net).split(",")]
@@ -222,7 +223,7 @@ class TrainConfig:
         object.__setattr__(self, "opponents", opponents)
         if not isinstance(self.imitate, str):
             raise ValueError(f"--imitate must be an agent spec or none, got {self.imitate!r}")
-        from agents.base import make_agent, parse_spec
+        from agents.bots.base import make_agent, parse_spec
 
         named = [("--opponents", spec) for spec in opponents]
         named += [("--imitate", self.imitate)] if self.imitate != "none" else []

@@ -45,8 +45,8 @@ def make_venv(config: TrainConfig, pool: list[str], shaping: float, saved_envs: 
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.shaping import ProgressShaping
     from agents.training.env_state import restore_batched_env, restore_solo_env
+    from agents.training.shaping import ProgressShaping
     from trash_env.solo import TrashSoloEnv
 
     rules, seed = config.rules, config.seed

@@ -89,7 +89,7 @@ def evaluate_vs(
     the games where the policy holds one seat and copies of ``opponent`` the others (with
     two players: every game); its par is ``1 / players``."""
     from agents.evaluation import evaluate
-    from agents.sizes import agent_figures
+    from agents.evaluation.sizes import agent_figures
 
     require_one_worker(policy, workers)
     spec = policy_spec(policy)

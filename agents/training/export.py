@@ -1,9 +1,9 @@
 """Write a torch MLP policy as a trash-env model file, from any training pipeline.
 
 The model file (``.safetensors`` tensors with the sidecar in its metadata, and a readable
-``.json`` copy beside it; :mod:`agents.policy`) is what ``evaluate.py``, ``python -m
+``.json`` copy beside it; :mod:`agents.policies.policy`) is what ``evaluate.py``, ``python -m
 agents.play`` and the ``PATH.safetensors`` agent spec load. The network it describes is an
-actor MLP over the observation (plus the ``pairs`` features when asked; agents/features.py)
+actor MLP over the observation (plus the ``pairs`` features when asked; agents/policies/features.py)
 ending in the 13 action logits, and a critic MLP ending in one value; the critic is not used
 for play, so a pipeline without one may leave it out (zeros are written). Imports torch and
 numpy only, never a learning library; a network given as plain arrays (a JAX or numpy
@@ -181,14 +181,14 @@ def export_mlp(
             logits, ``Tanh`` or ``ReLU`` between the layers.
         rules: the :class:`trash_env.rules.Rules` (or a dict of options) it was trained for.
         features: what the first layer reads: ``obs`` (the observation) or ``pairs`` (the
-            observation followed by agents/features.py's pair features).
+            observation followed by agents/policies/features.py's pair features).
         value: the critic the same way, ending in one value; None writes zeros.
         activation: ``tanh`` or ``relu`` for a list of layers or arrays (found in a
             Sequential).
         info: more sidecar fields (the training's figures: timesteps, seed, ...).
     """
-    from agents.features import FEATURES
-    from agents.model_file import trained_for, write_policy
+    from agents.policies.features import FEATURES
+    from agents.policies.model_file import trained_for, write_policy
     from agents.training.eval_curve import rules_of
 
     if features not in FEATURES:
@@ -196,7 +196,7 @@ def export_mlp(
     rules = rules_of(rules)
     tensors, network = mlp_tensors(actor, value, activation)
     inputs = network["inputs"]
-    from agents.features import extra_inputs
+    from agents.policies.features import extra_inputs
     from trash_env.observation import observation_size
 
     expected = observation_size(rules.num_players) + extra_inputs(features, rules.num_players)
@@ -218,7 +218,7 @@ def export_mlp(
 def export_sb3_policy(model: Any, path: str | Path, info: dict[str, Any]) -> Path:
     """A stable-baselines3 ``MlpPolicy`` model (``model.policy``) through :func:`export_mlp`:
     its actor and critic MLPs and their heads."""
-    from agents.convert import features_of
+    from agents.policies.convert import features_of
 
     policy = model.policy
     extractor = policy.mlp_extractor

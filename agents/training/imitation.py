@@ -19,7 +19,7 @@ def collect_demonstrations(
     return (the critic's Monte-Carlo target)."""
     import numpy as np
 
-    from agents.base import make_agent
+    from agents.bots.base import make_agent
     from trash_env.solo import TrashSoloEnv
     from trash_env.view import PublicView
 

@@ -36,7 +36,7 @@ def repair_sidecar_copy(model: Path) -> bool:
     alone (its readers refuse it)."""
     from safetensors import safe_open
 
-    from agents.model_file import METADATA_KEY, read_sidecar, sidecar_path
+    from agents.policies.model_file import METADATA_KEY, read_sidecar, sidecar_path
     from trash_env.files import atomic_write_text
 
     try:

@@ -28,7 +28,7 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
     """The policy network: the MLP of ``net`` over the inputs of ``features``."""
     kwargs: dict[str, Any] = {"net_arch": config.net_arch}
     if config.features == "pairs":
-        from agents.features import torch_extractor
+        from agents.policies.features import torch_extractor
 
         kwargs["features_extractor_class"] = torch_extractor()
     return kwargs
@@ -85,7 +85,7 @@ class Run:
 
     # -- what every sidecar records
     def info(self) -> dict[str, Any]:
-        from agents.model_file import trained_for
+        from agents.policies.model_file import trained_for
 
         config = self.config
         return {

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.game_log import DEFAULT_LOG_DIR
+from agents.play.game_log import DEFAULT_LOG_DIR
 from agents.web.server import Config, bound_address, make_server, write_open_logs
 
 DEFAULT_PORT = 8765

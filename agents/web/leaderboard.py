@@ -13,7 +13,7 @@ import math
 import re
 from pathlib import Path
 
-from agents.game_log import MAX_NAME
+from agents.play.game_log import MAX_NAME
 from trash_env.rules import Rules
 
 REPORT_FORMAT = "trash_env.evaluate/1"

@@ -21,8 +21,8 @@ from pathlib import Path
 from socketserver import BaseServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from agents.base import MODEL_SUFFIX, known_agents
-from agents.game_log import read_log
+from agents.bots.base import MODEL_SUFFIX, known_agents
+from agents.play.game_log import read_log
 from agents.web.folders import confined, inside, listing
 from agents.web.leaderboard import GAME_FILE, MAX_REPORT_BYTES, games_folder, parse_report
 from agents.web.replay import replay_data

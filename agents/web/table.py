@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import MODEL_SUFFIX, Agent, make_agent, parse_spec
-from agents.game_log import build_log
-from agents.human import seat_names
-from agents.replay import DealTracker
+from agents.bots.base import MODEL_SUFFIX, Agent, make_agent, parse_spec
+from agents.play.game_log import build_log
+from agents.play.human import seat_names
+from agents.play.replay import DealTracker
 from agents.web.folders import confined
 from agents.web.state import public_state
 from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Event, Game

@@ -752,7 +752,7 @@ BOT_LEARNER, BOT_RANDOM, BOT_GREEDY, BOT_COUNTING, BOT_POLICY = 0, 1, 2, 3, 4
 
 @njit(cache=True)
 def fits(r, player, card, wild) -> bool:
-    """``agents.heuristics.fits``: would ``card`` be placed at once in ``player``'s layout?"""
+    """``agents.bots.heuristics.fits``: would ``card`` be placed at once in ``player``'s layout?"""
     if card < 0:
         return False
     size = r.sizes[player]
@@ -768,7 +768,7 @@ def fits(r, player, card, wild) -> bool:
 
 @njit(cache=True)
 def natural_supply(r, me, rank, weight, n) -> float:
-    """``agents.heuristics.natural_supply`` for the acting seat ``me``."""
+    """``agents.bots.heuristics.natural_supply`` for the acting seat ``me``."""
     hidden = r.hidden[rank]
     buried = 0
     for k in range(r.ndiscard - 1):

@@ -11,7 +11,7 @@ seat (unless fixed) and, per opponent seat, one entry of the opponent pool are d
 learner's share of ``Game.returns()`` (zero-sum; 0 when truncated at ``max_turns``), and with
 ``round_rewards`` every finished deal is paid too; a deal decided before the learner's first
 decision is re-dealt. An illegal action ends the episode with reward -1. ``shaping`` (default
-0, off) adds the optional progress shaping of :mod:`agents.shaping` to the rewards; the
+0, off) adds the optional progress shaping of :mod:`agents.training.shaping` to the rewards; the
 ``episode`` statistics keep the true return (and the shaping's sum under ``"shaping"``).
 
 Opponents: ``random``, ``greedy`` and ``counting`` (with ``discard_weight``) run compiled
@@ -72,7 +72,9 @@ class _Policy:
         self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
         source = self.source
-        if hasattr(source, "layers") and hasattr(source, "forward"):  # agents.policy.PolicyAgent
+        if hasattr(source, "layers") and hasattr(
+            source, "forward"
+        ):  # agents.policies.policy.PolicyAgent
             logits = np.where(masks, source.forward(observations), -np.inf)
             if source.deterministic:
                 return logits.argmax(axis=1)
@@ -160,7 +162,7 @@ class SoloBatch:
         self._all = np.arange(num_envs)
 
     def set_shaping(self, coef: float) -> None:
-        """The progress shaping's coefficient from the next step on (agents/shaping.py).
+        """The progress shaping's coefficient from the next step on (agents/training/shaping.py).
         Progress is followed only while the coefficient is not 0; turning it on picks up each
         episode where a follower from its start would stand (``_follow_from_now``)."""
         coef = check_coef(coef)
@@ -178,7 +180,7 @@ class SoloBatch:
         self.deals_seen = games["deal_number"].astype(np.int64)
 
     def _progress(self, ended: np.ndarray) -> np.ndarray:
-        """Every slot's progress (phi of agents/shaping.py) since its previous learner
+        """Every slot's progress (phi of agents/training/shaping.py) since its previous learner
         decision, as ``ProgressShaping`` computes it; ``ended``: the episode is over."""
         n = self.rules.num_players
         games = self.batch.games
@@ -367,7 +369,8 @@ class SoloBatch:
         terminated = (done & ~truncated) | illegal
         self.episode_return += rewards
         self.episode_length += 1
-        # The progress shaping (agents/shaping.py), added after the true return is recorded;
+        # The progress shaping (agents/training/shaping.py), added after the true return is
+        # recorded;
         # followed only while it is on (set_shaping picks it up where it stands).
         if self.shaping:
             term = self.shaping * self._progress(terminated | truncated)
@@ -512,7 +515,7 @@ class TrashVecEnv(_VecEnv):
         self.core.set_opponents(opponents)
 
     def set_shaping(self, coef: float) -> None:
-        """The progress shaping's coefficient (agents/shaping.py), for the whole batch."""
+        """The progress shaping's coefficient (agents/training/shaping.py), for the whole batch."""
         self.core.set_shaping(coef)
 
     def close(self) -> None:
@@ -575,7 +578,7 @@ def make_vec_env(
 ) -> TrashVecEnv:
     """The batched ``VecEnv`` train.py uses when :func:`supports_opponents` allows it:
     ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options;
-    ``shaping`` the progress shaping's coefficient (agents/shaping.py; 0: the true reward);
+    ``shaping`` the progress shaping's coefficient (agents/training/shaping.py; 0: the true reward);
     ``observation`` ``"plain"`` or ``"pairs"`` (:mod:`trash_env.pairs`)."""
     options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
     return TrashVecEnv(

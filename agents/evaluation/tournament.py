@@ -1,0 +1,235 @@
+"""Tournaments between agents with duplicate deals: who plays whom, on which deal, with which
+seeds, and the worker that plays a range of deals. :func:`agents.evaluation.evaluate` schedules
+the ranges, :mod:`agents.evaluation.scoring` counts the games.
+
+Fair by construction:
+
+- **Line-ups.** With as many agent specs as seats, the one line-up is the list itself. With fewer
+  specs than seats, every multiset of specs that fills the seats with each spec at least once
+  (2 specs, 4 seats: 3+1, 2+2 and 1+3 copies). With more specs than seats, every combination
+  of ``num_players`` distinct specs from the list. A line-up is seated in list order (copies
+  side by side).
+- **Seatings.** Every line-up is played in every rotation of its seats (``seatings="rotations"``,
+  each spec sits at each seat equally often) or in every distinct seat permutation
+  (``seatings="permutations"``, also every turn order; n! orders).
+- **Duplicate deals.** Deal ``d`` has one seed, derived from the master seed and ``d`` only; every
+  game of every line-up and seating of deal ``d`` starts from a Game with that seed and the same
+  first seat, so the same shuffled deck is dealt to every seat order and the luck of the deal
+  cancels. Later rounds are shuffled by each game's own generator, which is the same too; the
+  deals stay identical as long as play does, and part once two games differ (reshuffles are
+  drawn from the same generator, but the piles being shuffled differ). Agents' seeds derive
+  from the master seed, the deal, the line-up, the seating and the seat.
+- **Workers.** A worker plays whole deals (:func:`play_deals` over a range of deal numbers), in
+  this process or another; its games depend on the deal numbers only, never on which worker
+  played them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from agents.bots.base import Agent, make_agent, parse_spec
+from agents.play.game_log import build_log, write_game_file
+from trash_env.engine import Game
+from trash_env.match import Match
+from trash_env.rules import Rules
+
+SEATINGS = ("rotations", "permutations")
+
+
+# ---------------------------------------------------------------------------- line-ups
+
+
+def lineups(specs: Sequence[str], num_players: int) -> list[tuple[str, ...]]:
+    """The line-ups a tournament plays (see the module docstring), in a fixed order."""
+    specs = list(specs)
+    if not specs:
+        raise ValueError("agents: give at least one agent spec")
+    if len(set(specs)) != len(specs):
+        raise ValueError(f"agents: each spec once, got {' '.join(specs)}")
+    m, n = len(specs), num_players
+    if m == n:
+        return [tuple(specs)]
+    if m > n:
+        return list(itertools.combinations(specs, n))
+    out = []
+    for extra in itertools.combinations_with_replacement(range(m), n - m):
+        counts = [1 + extra.count(i) for i in range(m)]
+        out.append(tuple(s for s, c in zip(specs, counts, strict=True) for _ in range(c)))
+    return out
+
+
+def seat_orders(lineup: Sequence[str], how: str = "rotations") -> list[tuple[str, ...]]:
+    """Seat orders of a line-up: its ``n`` rotations, or its distinct permutations."""
+    if how not in SEATINGS:
+        raise ValueError(f"seatings must be one of {', '.join(SEATINGS)}, got {how!r}")
+    n = len(lineup)
+    if how == "rotations":
+        return [tuple(lineup[(i + r) % n] for i in range(n)) for r in range(n)]
+    return sorted(set(itertools.permutations(lineup)), key=lambda s: [lineup.index(x) for x in s])
+
+
+# ---------------------------------------------------------------------------- playing
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """What one game of a tournament produced (small, picklable)."""
+
+    deal: int
+    lineup: int
+    seating: int
+    seats: tuple[str, ...]
+    first_player: int
+    winners: tuple[int, ...]
+    placings: tuple[int, ...] | None
+    returns: tuple[float, ...]
+    rounds: int
+    turns: int
+    truncated: bool
+
+
+def deal_seed(seed: int, deal: int, num_players: int) -> tuple[int, int]:
+    """The Game seed and first seat of deal ``deal``: from the master seed and ``deal`` only."""
+    state = np.random.SeedSequence(seed, spawn_key=(deal,)).generate_state(2, np.uint64)
+    return int(state[0]), int(state[1] % num_players)
+
+
+def agent_seed(seed: int, deal: int, lineup: int, seating: int, seat: int) -> int:
+    state = np.random.SeedSequence(seed, spawn_key=(deal, lineup, seating, seat, 1))
+    return int(state.generate_state(1, np.uint64)[0])
+
+
+def play_game(
+    rules: Rules,
+    agents: Sequence[Agent],
+    seed: int | None,
+    first_player: int | None = None,
+    agent_seeds: Sequence[int | None] | None = None,
+    on_action: Callable[[int, int], None] | None = None,
+) -> Game:
+    """Play one game on the engine, ``agents[p]`` at seat ``p``; return the finished Game.
+
+    Every agent gets its observation (None if it does not use it), mask and a PublicView; a
+    "Trash!" call is made for it (bots always call). An illegal action raises ValueError
+    naming the agent. ``on_action(player, action)`` is called before every step."""
+    game = Game(rules, seed=seed, first_player=first_player)
+    n = game.num_players
+    if len(agents) != n:
+        raise ValueError(f"play_game: {n} seats need {n} agents, got {len(agents)}")
+    for p, agent in enumerate(agents):
+        agent.reset(seed=None if agent_seeds is None else agent_seeds[p])
+    return Match(game, agents, on_action=on_action).play()
+
+
+def game_file(index: int) -> str:
+    """The file name of game ``index`` (deal-major: deal, line-up, seating) in a saved folder."""
+    return f"{index:06d}.json"
+
+
+def check_specs(specs: Sequence[str]) -> None:
+    """Build every spec once so that a bad one fails before any game (clear ValueError)."""
+    for spec in specs:
+        if parse_spec(spec)[0] == "human":
+            raise ValueError(
+                "agents: 'human' cannot sit in a tournament; use python -m "
+                "agents.play to play against the bots"
+            )
+        make_agent(spec, seed=0)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every worker of one tournament plays: the rules, the seat orders of each line-up
+    (``seatings[lineup][seating]``), the master seed, and the folder where each game's log is
+    saved as ``<6-digit game index>.json`` (None: not saved)."""
+
+    rules: Rules
+    seatings: list[list[tuple[str, ...]]]
+    seed: int
+    save_dir: str | None = None
+
+    @property
+    def games_per_deal(self) -> int:
+        return sum(len(orders) for orders in self.seatings)
+
+
+class _Worker:
+    """A worker's plan and agents, one per (spec, seat), built once and reset before every
+    game."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.agents: dict[tuple[str, int], Agent] = {}
+
+    def seat(self, spec: str, seat: int) -> Agent:
+        key = (spec, seat)
+        if key not in self.agents:
+            self.agents[key] = make_agent(spec)
+        return self.agents[key]
+
+
+_worker: _Worker | None = None
+
+
+def start_worker(plan: Plan) -> None:
+    """Set up this process to play ``plan`` (agents are built on first use, then kept)."""
+    global _worker
+    if _worker is None or _worker.plan != plan:
+        _worker = _Worker(plan)
+
+
+def stop_worker() -> None:
+    """Drop this process's agents (the in-process evaluation ends with it)."""
+    global _worker
+    _worker = None
+
+
+def _appender(actions: list[tuple[int, int]]) -> Callable[[int, int], None]:
+    return lambda player, action: actions.append((player, action))
+
+
+def play_deals(first: int, stop: int) -> list[GameResult]:
+    """Play deals ``first`` to ``stop - 1`` of the plan :func:`start_worker` set: every
+    line-up in every seating, in that order."""
+    if _worker is None:
+        raise RuntimeError("play_deals: start_worker(plan) was not called in this process")
+    plan, out = _worker.plan, []
+    rules, seed, n = plan.rules, plan.seed, plan.rules.num_players
+    for d in range(first, stop):
+        game_seed, first_seat = deal_seed(seed, d, n)
+        index = d * plan.games_per_deal
+        for li, orders in enumerate(plan.seatings):
+            for si, seats in enumerate(orders):
+                agents = [_worker.seat(spec, p) for p, spec in enumerate(seats)]
+                seeds = [agent_seed(seed, d, li, si, p) for p in range(n)]
+                actions: list[tuple[int, int]] = []
+                record = None if plan.save_dir is None else _appender(actions)
+                game = play_game(rules, agents, game_seed, first_seat, seeds, record)
+                if plan.save_dir is not None:
+                    log = build_log(
+                        game, seed=game_seed, seat=None, specs=seats, names=seats, actions=actions
+                    )
+                    write_game_file(Path(plan.save_dir) / game_file(index), log)
+                out.append(
+                    GameResult(
+                        deal=d,
+                        lineup=li,
+                        seating=si,
+                        seats=seats,
+                        first_player=first_seat,
+                        winners=tuple(game.winners),
+                        placings=None if game.placings is None else tuple(game.placings),
+                        returns=tuple(game.returns()),
+                        rounds=game.deal_number,
+                        turns=game.turns,
+                        truncated=game.truncated,
+                    )
+                )
+                index += 1
+    return out
