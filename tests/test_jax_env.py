@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
+jax = pytest.importorskip("jax", reason="needs jax (the jax extra)")
 import jax.numpy as jnp  # noqa: E402
 from test_vector_differential import JAX_BATCH, JaxEngine  # noqa: E402
 
@@ -186,7 +186,7 @@ def test_pgx_api_test_passes() -> None:
     """Pgx's own API test, where Pgx is installed. Two of its checks are about Pgx's own
     games and are widened here: the env id must be one of Pgx's ids (ours is added) and
     the state must draw with Pgx's visualizer (ours writes its own picture)."""
-    pgx = pytest.importorskip("pgx")
+    pgx = pytest.importorskip("pgx", reason="needs pgx (in the test extra)")
     from typing import get_args
 
     from pgx._src import api_test

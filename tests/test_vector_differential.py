@@ -241,7 +241,7 @@ class JaxEngine:
     same reshuffles from the same key chain."""
 
     def __init__(self, rules: Rules, batch_size: int, seed: int) -> None:
-        pytest.importorskip("jax")
+        pytest.importorskip("jax", reason="needs jax (the jax extra)")
         import jax
 
         from trash_env.jax_env import engine as E
