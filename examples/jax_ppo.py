@@ -38,9 +38,11 @@ import optax
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from agents.training.pipeline import PipelineRun, example_parser, whole_number  # noqa: E402
+from trash_env.jax_env import engine as E  # noqa: E402
 from trash_env.jax_env import make  # noqa: E402
-from trash_env.jax_env.bots import greedy_action  # noqa: E402
-from trash_env.jax_env.env import State  # noqa: E402
+from trash_env.jax_env.bots import greedy_game  # noqa: E402
+from trash_env.jax_env.env import observe_game  # noqa: E402
+from trash_env.jax_env.observe import action_mask  # noqa: E402
 
 NAME = "jax_ppo"
 TOTAL_STEPS = 2_000_000  # --steps: learner decisions of training
@@ -93,7 +95,7 @@ class Transition(NamedTuple):
 
 
 class Games(NamedTuple):
-    state: State
+    game: E.Game  # the engine's game: the env's rules without its per-step observations
     learner: jax.Array  # the learner's seat in each game
 
 
@@ -101,39 +103,51 @@ class Games(NamedTuple):
 
 
 def make_env_fns(players: int) -> tuple:
+    """The learner's view of the game at the engine's level (``trash_env.jax_env.engine``,
+    calls answered as the env answers them): the opponents' turns cost no observation."""
     env = make(num_players=players, observation="pairs")
+    arrays = env.arrays
 
-    def opponents(state: State, learner: jax.Array) -> tuple[State, jax.Array]:
+    def opponents(g: E.Game, learner: jax.Array) -> E.Game:
         """Greedy plays every seat but the learner's until the learner acts or the game
-        ends; the learner's rewards on the way."""
+        ends."""
 
-        def going(c: tuple) -> jax.Array:
-            s, _ = c
-            return ~(s.terminated | s.truncated) & (s.current_player != learner)
+        def going(g: E.Game) -> jax.Array:
+            return ~g.done & (g.current != learner)
 
-        def play(c: tuple) -> tuple:
-            s, paid = c
-            s = env.step(s, greedy_action(s))
-            return s, paid + s.rewards[learner]
+        def play(g: E.Game) -> E.Game:
+            return E.step(g, greedy_game(g), answer_calls=True)[0]
 
-        return jax.lax.while_loop(going, play, (state, jnp.float32(0.0)))
+        return jax.lax.while_loop(going, play, g)
 
     def reset(key: jax.Array) -> Games:
-        k_game, k_seat = jax.random.split(key)
-        learner = jax.random.randint(k_seat, (), 0, players, jnp.int32)
-        state, _ = opponents(env.init(k_game), learner)
-        return Games(state, learner)
+        """A new game at the learner's first decision (dealt again while one ends first)."""
+
+        def deal(key: jax.Array) -> Games:
+            k_game, k_seat = jax.random.split(key)
+            learner = jax.random.randint(k_seat, (), 0, players, jnp.int32)
+            g = E.init(k_game, arrays, players, answer_calls=True)
+            return Games(opponents(g, learner), learner)
+
+        def again(c: tuple) -> tuple:
+            key, sub = jax.random.split(c[1])
+            return deal(sub), key
+
+        return jax.lax.while_loop(lambda c: c[0].game.done, again, (deal(key), key))[0]
+
+    def look(games: Games) -> tuple[jax.Array, jax.Array]:
+        g, me = games.game, games.learner
+        return observe_game(g, me, players, "pairs"), action_mask(g, me)
 
     def step(games: Games, action: jax.Array, key: jax.Array) -> tuple[Games, jax.Array, jax.Array]:
-        state = env.step(games.state, action)
-        paid = state.rewards[games.learner]
-        state, more = opponents(state, games.learner)
-        done = state.terminated | state.truncated
-        fresh = reset(key)
-        games = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, Games(state, games.learner))
-        return games, paid + more, done
+        g, _ = E.step(games.game, action, answer_calls=True)
+        g = opponents(g, games.learner)
+        done = g.done
+        reward = jnp.where(done, E.returns(g)[games.learner], 0.0)
+        games = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset(key), games._replace(game=g))
+        return games, reward, done
 
-    return env, reset, step
+    return env, reset, step, look
 
 
 # ---------------------------------------------------------------------- PPO
@@ -142,7 +156,7 @@ def make_env_fns(players: int) -> tuple:
 def make_segment(players: int, updates: int, total_updates: int) -> Any:
     """A jitted function running ``updates`` PPO updates (rollout, GAE, epochs) in one
     ``lax.scan``."""
-    env, reset, env_step = make_env_fns(players)
+    env, reset, env_step, look = make_env_fns(players)
     batch = NUM_ENVS * NUM_STEPS
     minibatch = batch // NUM_MINIBATCHES
 
@@ -168,21 +182,21 @@ def make_segment(players: int, updates: int, total_updates: int) -> Any:
         def rollout(c: tuple, _: None) -> tuple:
             games, key, illegal = c
             key, k_act, k_env = jax.random.split(key, 3)
-            s = games.state
-            logits, value = policy(params, s.observation, s.legal_action_mask)
+            obs, mask = jax.vmap(look)(games)
+            logits, value = policy(params, obs, mask)
             action = jax.random.categorical(k_act, logits)
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
-            illegal += (~jnp.take_along_axis(s.legal_action_mask, action[:, None], 1)).sum()
+            illegal += (~jnp.take_along_axis(mask, action[:, None], 1)).sum()
             games, reward, done = jax.vmap(env_step)(
                 games, action, jax.random.split(k_env, NUM_ENVS)
             )
-            t = Transition(s.observation, s.legal_action_mask, action, logp, value, reward, done)
+            t = Transition(obs, mask, action, logp, value, reward, done)
             return (games, key, illegal), t
 
         (games, key, illegal), traj = jax.lax.scan(
             rollout, (games, key, illegal), None, length=NUM_STEPS
         )
-        _, last_value = policy(params, games.state.observation, games.state.legal_action_mask)
+        _, last_value = policy(params, *jax.vmap(look)(games))
 
         def gae(c: tuple, t: Transition) -> tuple:
             next_adv, next_value = c

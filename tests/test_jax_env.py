@@ -160,6 +160,9 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_step() -> None:
     state = env.init(jax.random.PRNGKey(0))
     key = jax.random.PRNGKey(1)
     ends = 0
+    while bool(state.terminated):  # this start can end before a decision: deal again
+        key, sub = jax.random.split(key)
+        state = env.init(sub)
     for _ in range(300):
         key, k1, k2 = jax.random.split(key, 3)
         state = step(state, B.random_action(k1, state), k2)
@@ -173,6 +176,22 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_step() -> None:
     assert ends >= 5
 
 
+def test_a_game_over_before_its_first_decision_pays_at_init() -> None:
+    env = make(start_size=1)
+    init = jax.jit(jax.vmap(env.init))
+    state = init(jax.random.split(jax.random.PRNGKey(0), 64))
+    over = np.asarray(state.terminated)
+    assert over.any() and not over.all()
+    rewards = np.asarray(state.rewards)
+    assert (np.abs(rewards[over]).sum(axis=1) > 0).all() and not rewards[~over].any()
+    step = jax.jit(jax.vmap(auto_reset(env.step, env.init)))
+    keys = jax.random.split(jax.random.PRNGKey(1), 64)
+    after = step(state, jax.vmap(B.greedy_action)(state), keys)
+    # Games auto_reset starts always have a decision.
+    assert np.asarray(after.legal_action_mask)[over].sum(axis=1).min() >= 1
+    assert not np.asarray(after._game.done)[over].any()
+
+
 def test_nothing_imports_torch_numba_or_sb3() -> None:
     code = (
         "import sys, trash_env.jax_env, trash_env.jax_env.bots;"
@@ -183,23 +202,30 @@ def test_nothing_imports_torch_numba_or_sb3() -> None:
 
 
 def test_pgx_api_test_passes() -> None:
-    """Pgx's own API test, where Pgx is installed. Two of its checks are about Pgx's own
-    games and are widened here: the env id must be one of Pgx's ids (ours is added) and
-    the state must draw with Pgx's visualizer (ours writes its own picture)."""
+    """Pgx's own API test, where Pgx is installed. Three of its checks are about Pgx's own
+    setting and are adapted here: the env id must be one of Pgx's ids (ours is added), the
+    state must draw with Pgx's visualizer (ours writes its own picture), and its one-game
+    half draws actions with ``act_randomly(key, mask)``, which samples along axis 1 and so
+    fails on one game's mask (on Pgx's own tic_tac_toe too, with jax 0.10): it gets the
+    same draw through a batch of one."""
     pgx = pytest.importorskip("pgx", reason="needs pgx (in the test extra)")
     from typing import get_args
 
     from pgx._src import api_test
 
-    env = make(start_size=2)
-    assert isinstance(env, pgx.Env)
+    env = make(start_size=3)
+    assert isinstance(env, pgx.Env) and issubclass(type(env), pgx.Env)
     ids = (*get_args(pgx.core.EnvId), env.id)
-    original = api_test.get_args
+    batch_act = api_test.act_randomly
+    saved = api_test.get_args, api_test.act_randomly
     api_test.get_args = lambda _: ids
+    api_test.act_randomly = lambda key, mask: batch_act(key, mask[None])[0]
     try:
-        api_test.api_test(env, num=2)
+        api_test.api_test_single(env, num=2)
+        api_test.act_randomly = batch_act
+        api_test.api_test_batch(env, num=1)
     finally:
-        api_test.get_args = original
+        api_test.get_args, api_test.act_randomly = saved
 
 
 # ---------------------------------------------------------------------- bots

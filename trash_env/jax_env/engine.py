@@ -609,10 +609,12 @@ def step(g: Game, action: Array, answer_calls: bool = False) -> tuple[Game, Arra
 
 
 def returns(g: Game) -> Array:
-    """``Game.returns()`` as float32: zero-sum shares of the winners, zero while the game runs
-    or when it was truncated."""
+    """``Game.returns()`` as float32, the reference's values cast (a table: XLA would turn
+    a division by a constant into a product, which rounds differently): zero-sum shares of
+    the winners, zero while the game runs or when it was truncated."""
     n = g.layout.shape[0]
+    winner = np.array([0.0] + [(n / k - 1.0) / (n - 1) for k in range(1, n + 1)], np.float32)
+    loser = np.float32((0.0 - 1.0) / (n - 1))
     k = g.winners.sum()
-    share = jnp.where(g.winners, n / jnp.maximum(k, 1), 0.0)
-    out = (share - 1.0) / (n - 1)
+    out = jnp.where(g.winners, jnp.asarray(winner)[k], loser)
     return jnp.where(g.done & ~g.truncated & (k > 0), out, 0.0).astype(jnp.float32)

@@ -49,11 +49,11 @@ class State:
         return dataclasses.replace(self, **changes)
 
     def to_svg(self, **_: Any) -> str:
-        """A one-line text picture of the public table (Pgx's tests save one)."""
-        g = self._game
+        """A one-line text picture of the public table (Pgx's API test saves one)."""
+        g = self._game  # one game or a batch: the arrays are shown as they are
         text = (
-            f"Trash: player {int(g.current)} to act, sizes {g.sizes.tolist()}, "
-            f"face-down {g.face_down.tolist()}, stock {int(g.nstock)}"
+            f"Trash: to act {g.current.tolist()}, sizes {g.sizes.tolist()}, "
+            f"face-down {g.face_down.tolist()}, stock {g.nstock.tolist()}"
         )
         return (
             '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="24">'
@@ -137,7 +137,9 @@ def _state(g: E.Game, rewards: jax.Array, count: jax.Array, n: int, kind: str) -
 def init_state(key: jax.Array, arrays: E.RulesArrays, num_players: int, kind: str) -> State:
     """``TrashEnv.init`` with the rules as arrays (``E.rules_arrays``)."""
     g = E.init(key, arrays, num_players, answer_calls=True)
-    return _state(g, jnp.zeros(num_players, jnp.float32), jnp.int32(0), num_players, kind)
+    # A game can end before anyone decides (with start_size 1 or 2 the forced placements of
+    # the first turns can win every round): it comes back terminated, its rewards paid here.
+    return _state(g, E.returns(g), jnp.int32(0), num_players, kind)
 
 
 def step_state(
@@ -182,7 +184,18 @@ def auto_reset(
 ) -> Callable[..., State]:
     """Pgx's ``auto_reset``: a step that starts a new game (``init_fn`` from a split of
     ``key``) where the step ends one, keeping that step's ``terminated``, ``truncated`` and
-    ``rewards``; a state left finished is reset before stepping."""
+    ``rewards``. A new game that ends before its first decision (``init_state``) is dealt
+    again from a further split of the key, so every game it starts has a decision."""
+
+    def fresh_game(key: jax.Array) -> State:
+        def over(c: tuple[State, jax.Array]) -> jax.Array:
+            return c[0].terminated | c[0].truncated
+
+        def again(c: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
+            key, sub = jax.random.split(c[1])
+            return init_fn(sub), key
+
+        return jax.lax.while_loop(over, again, (init_fn(key), key))[0]
 
     def wrapped(state: State, action: jax.Array, key: jax.Array) -> State:
         key1, key2 = jax.random.split(key)
@@ -196,7 +209,7 @@ def auto_reset(
             state,
         )
         state = step_fn(state, action, key1)
-        fresh = init_fn(key2).replace(
+        fresh = fresh_game(key2).replace(
             terminated=state.terminated, truncated=state.truncated, rewards=state.rewards
         )
         return jax.tree.map(
