@@ -32,9 +32,9 @@ timeout 200 python benchmarks/jax_engine.py --batches 1,256,4096,65536 --seconds
     --chunk 128 --pgx "" --no-numba --json "$OUT/jax_engine.json"
 
 echo "== examples/jax_ppo.py, default settings (final evaluation on 200 deals) =="
-timeout 270 python examples/jax_ppo.py --eval-every 0 --final-deals 200 \
-    --out "$OUT/ppo/model.safetensors" | tail -n 2
-python - "$OUT/ppo/model_summary.json" <<'PY'
+if timeout 270 python examples/jax_ppo.py --eval-every 0 --final-deals 200 \
+    --out "$OUT/ppo/model.safetensors" > "$OUT/ppo.log" 2>&1; then
+    python - "$OUT/ppo/model_summary.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 print(f"training: {s['steps']:,} decisions in {s['train_seconds']} s wall "
@@ -42,3 +42,7 @@ print(f"training: {s['steps']:,} decisions in {s['train_seconds']} s wall "
       f"{s['vs_greedy']['win_rate']} {s['vs_greedy']['ci95']}, vs random "
       f"{s['vs_random']['win_rate']} {s['vs_random']['ci95']}")
 PY
+else
+    echo "training: did not finish within 270 s (the 60 s goal not met); its log's end:"
+    tail -n 5 "$OUT/ppo.log"
+fi
