@@ -25,9 +25,21 @@ from trash_env.pairs import observation_width  # noqa: E402
 from trash_env.rules import Rules  # noqa: E402
 from trash_env.view import PublicView  # noqa: E402
 
-# Compiled once per player count and observation kind, shared by every variant.
+# Compiled once per player count and observation kind, shared by every variant: batches, and
+# one game (``one_step(env)`` is ``jax.jit(env.step)`` through the shared program).
 _init = jax.jit(jax.vmap(init_state, in_axes=(0, None, None, None)), static_argnums=(2, 3))
 _step = jax.jit(jax.vmap(step_state, in_axes=(0, 0, None, None, None)), static_argnums=(3, 4))
+_step1 = jax.jit(step_state, static_argnums=(3, 4))
+
+
+def one_step(env: object) -> object:
+    return lambda state, action, key=None: _step1(
+        state,
+        jnp.asarray(action, jnp.int32),
+        key,
+        env.num_players,  # type: ignore[attr-defined]
+        env.observation_kind,  # type: ignore[attr-defined]
+    )
 
 
 def test_make_refuses_bad_options() -> None:
@@ -124,7 +136,7 @@ def test_pgx_contract_over_random_play(variant: int) -> None:
 
 def test_illegal_action_ends_the_game_with_the_offenders_loss() -> None:
     env = make(num_players=3)
-    step = jax.jit(env.step)
+    step = one_step(env)
     state = env.init(jax.random.PRNGKey(3))
     illegal = int(np.flatnonzero(~np.asarray(state.legal_action_mask))[0])
     actor = int(state.current_player)
@@ -143,7 +155,7 @@ def test_illegal_action_ends_the_game_with_the_offenders_loss() -> None:
 
 def test_step_key_draws_the_chance_and_none_uses_the_games_key() -> None:
     env = make(start_size=1)
-    step = jax.jit(env.step)
+    step = one_step(env)
     state = env.init(jax.random.PRNGKey(1))
     action = int(np.flatnonzero(np.asarray(state.legal_action_mask))[0])
     one = step(state, action)
@@ -263,7 +275,7 @@ def test_greedy_and_counting_choose_as_the_python_bots() -> None:
 
 def test_random_is_uniform_over_the_legal_actions() -> None:
     env = make()
-    step = jax.jit(env.step)
+    step = one_step(env)
     state = env.init(jax.random.PRNGKey(0))
     # Play at random until a wild decision (several legal slots).
     key = jax.random.PRNGKey(5)
