@@ -412,6 +412,9 @@ def test_shell_blocks_name_real_scripts_and_flags(tmp_path):
                             problems.append(
                                 f"{where}: no extra {sorted(unknown)} in pyproject.toml"
                             )
+            elif program in ("bash", "sh"):  # a shell script of the repository
+                if not args or not (ROOT / args[0]).is_file():
+                    problems.append(f"{where}: no shell script {args[:1]}")
             elif program not in TOOLS:
                 problems.append(f"{where}: unknown command {program!r}")
     assert not problems, "\n".join(problems)

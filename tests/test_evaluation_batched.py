@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("numba")
+pytest.importorskip("numba", reason="the batched engine needs numba (the vector extra)")
 
 from typing import Any  # noqa: E402
 

@@ -108,6 +108,21 @@ def test_an_example_trained_in_a_rules_variant_records_it_and_is_seated_only_the
     assert model.name in kings.stdout and "Warning" not in kings.stderr
 
 
+def test_jax_ppo(tmp_path):
+    _needs("jax", "optax")
+    model = tmp_path / "jax.safetensors"
+    out = _run(
+        "jax_ppo.py",
+        *("--steps", "2048", "--envs", "64"),
+        *("--eval-every", "1024", "--eval-deals", "2", "--final-deals", "2"),
+        *("--out", str(model)),
+    )
+    # two updates of 64 x 16 decisions (one compiled segment each), a curve point after the
+    # first, then the final row
+    assert out["steps"] == 2048 and out["library"] == "jax"
+    _check_saved_model(out, model, rows=2)
+
+
 def test_rllib_ppo_vs_greedy(tmp_path):
     _needs("ray.rllib", "torch")
     model = tmp_path / "model.safetensors"

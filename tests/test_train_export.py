@@ -70,6 +70,38 @@ def test_an_exported_mlp_plays_the_logits_of_the_torch_network(
         assert np.allclose(agent.logits(obs), expected, atol=1e-5)
 
 
+def test_plain_arrays_export_as_the_same_network(tmp_path):
+    """A JAX or numpy pipeline's ``(weight, bias)`` arrays write the model file the same
+    torch layers write: same tensors, same logits."""
+    players, features = 2, "pairs"
+    actor = _actor(observation_size(players) + extra_inputs(features, players))
+    arrays = [
+        (layer.weight.detach().numpy(), layer.bias.detach().numpy())
+        for layer in actor
+        if isinstance(layer, nn.Linear)
+    ]
+    rules = Rules(num_players=players)
+    from_torch = load_policy_agent(
+        str(export_mlp(tmp_path / "t.safetensors", actor, rules=rules, features=features))
+    )
+    from_arrays = load_policy_agent(
+        str(
+            export_mlp(
+                tmp_path / "a.safetensors",
+                arrays,
+                rules=rules,
+                features=features,
+                activation="tanh",
+            )
+        )
+    )
+    assert from_arrays.sidecar["network"] == from_torch.sidecar["network"]
+    for obs in _observations(players):
+        assert np.array_equal(from_arrays.logits(obs), from_torch.logits(obs))
+    with pytest.raises(ValueError, match="do not make a linear layer"):
+        export_mlp(tmp_path / "bad.safetensors", [arrays[0], arrays[2]], rules=rules)
+
+
 def test_a_list_of_layers_with_a_critic_and_the_cli_loaders(tmp_path):
     size = observation_size(2)
     layers = [nn.Linear(size, 8), nn.Linear(8, 13)]

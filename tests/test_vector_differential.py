@@ -21,6 +21,7 @@ import pytest
 
 from trash_env.engine import Game
 from trash_env.observation import action_mask, encode_observation
+from trash_env.pairs import add_pairs
 from trash_env.rules import Rules
 from trash_env.vector import VectorGame
 
@@ -106,10 +107,11 @@ PRIVATE = ("phase", "free_left", "called", "round_winner", "round_starter")
 PILES = ("stock", "discard")
 
 
-def reference_state(game: Game) -> tuple:
+def pcg_words(game: Game) -> list[int]:
+    """The reference generator's PCG64 state as the batched engine's six words."""
     bits = game.rng.bit_generator.state
     inner = bits["state"]
-    words = [
+    return [
         inner["state"] >> 64,
         inner["state"] & MASK64,
         inner["inc"] >> 64,
@@ -117,6 +119,10 @@ def reference_state(game: Game) -> tuple:
         bits["has_uint32"],
         bits["uinteger"],
     ]
+
+
+def reference_state(game: Game, words: list[int]) -> tuple:
+    """Everything the engines must agree on, ``words`` being the generator's state."""
     private = [getattr(game, "_" + name) for name in PRIVATE_PER_PLAYER]
     return (
         *(getattr(game, name) for name in PER_PLAYER),
@@ -128,88 +134,251 @@ def reference_state(game: Game) -> tuple:
     )
 
 
-def batch_states(batch: VectorGame) -> list[tuple]:
-    """Every game's state as ``reference_state`` lists it (each field read once per batch)."""
-    n, games = batch.num_players, batch.games
-    columns = [games[name][:, :n].tolist() for name in PER_PLAYER + PRIVATE_PER_PLAYER]
-    columns += [games[name].tolist() for name in SCALARS + PRIVATE]
-    counts = games["nstock"].tolist(), games["ndiscard"].tolist()
-    piles = [games[name].tolist() for name in PILES]
-    rng = games["rng"].tolist()
+def columns_states(columns: dict, rng: list, n: int, size: int) -> list[tuple]:
+    """Every game's state as ``reference_state`` lists it, from the engine's fields (numpy
+    arrays with the batch axis first, named as the reference's attributes)."""
+    cols = [columns[name][:, :n].tolist() for name in PER_PLAYER + PRIVATE_PER_PLAYER]
+    cols += [columns[name].tolist() for name in SCALARS + PRIVATE]
+    counts = columns["nstock"].tolist(), columns["ndiscard"].tolist()
+    piles = [columns[name].tolist() for name in PILES]
     return [
         (
-            *(column[i] for column in columns),
+            *(column[i] for column in cols),
             piles[0][i][: counts[0][i]],
             piles[1][i][: counts[1][i]],
             rng[i],
         )
-        for i in range(batch.batch_size)
+        for i in range(size)
     ]
 
 
-class Checker:
-    """Compares a batch with its reference games after every decision. The state (and the
-    generator's) of every running game is compared every time; observations of every seat and
-    all masks for a sampled ``observe`` share of the games per step (encoding is the costly
-    part) and always at a game's end."""
+class NumbaEngine:
+    """The batched engine (trash_env.vector): games dealt by game seeds, the reference
+    ``Game(rules, seed=...)`` plays the same game (same PCG64 stream)."""
 
-    def __init__(self, batch: VectorGame, refs: list[Game], observe: float, seed: int) -> None:
-        self.batch, self.refs = batch, refs
-        self.deals_seen = [0] * len(refs)
-        self.paid = np.zeros((len(refs), batch.num_players))
-        self.finished = [False] * len(refs)
+    parallel: bool | None = None  # the kernels' form: one core, every core, or by batch size
+
+    def __init__(self, rules: Rules, batch_size: int, seed: int) -> None:
+        self.batch = VectorGame(rules, batch_size, seed=seed, parallel=self.parallel)
+        self.num_players, self.batch_size = rules.num_players, batch_size
+        self.refs = [self.batch.reference_game(i) for i in range(batch_size)]
+
+    def ref_state(self, game: Game) -> tuple:
+        return reference_state(game, pcg_words(game))
+
+    def states(self) -> list[tuple]:
+        games = self.batch.games
+        names = PER_PLAYER + PRIVATE_PER_PLAYER + SCALARS + PRIVATE + PILES
+        columns = {name: games[name] for name in (*names, "nstock", "ndiscard")}
+        return columns_states(columns, games["rng"].tolist(), self.num_players, self.batch_size)
+
+    def where(self, i: int) -> str:
+        return f"seed {int(self.batch.seeds[i])}"
+
+    def step(self, actions: np.ndarray) -> list[bool]:
+        return self.batch.step(actions).tolist()
+
+    def looks(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        n, size = self.num_players, self.batch_size
+        masks = [self.batch.action_masks(np.full(size, p)) for p in range(n)]
+        plain = [self.batch.observations(np.full(size, p)) for p in range(n)]
+        return masks, [add_pairs(o, n) for o in plain]
+
+    def shrunk(self) -> np.ndarray:
+        return self.batch.games["shrunk"][:, : self.num_players].astype(bool)
+
+    def deal_rewards(self) -> np.ndarray | None:
+        return self.batch.games["deal_reward"][:, : self.num_players]
+
+    def winners(self, i: int) -> list[int]:
+        return np.flatnonzero(self.batch.games[i]["winners"][: self.num_players]).tolist()
+
+    def placings(self, i: int) -> list[int]:
+        return self.batch.games[i]["placings"][: self.num_players].tolist()
+
+    def returns(self, i: int) -> np.ndarray:
+        return self.batch.returns()[i]
+
+    @staticmethod
+    def reference_returns(game: Game) -> np.ndarray:
+        return np.array(game.returns())
+
+
+_JAX_PROGRAMS: dict = {}
+
+
+def _jax_programs() -> tuple:
+    """The JAX engine's two compiled programs for the harness (shared by every variant of a
+    player count and pile capacity): deal, and step; each also returns every seat's
+    observation (plain and pairs), mask and the returns."""
+    if not _JAX_PROGRAMS:
+        import jax
+
+        from trash_env.jax_env import engine as E
+        from trash_env.jax_env.observe import action_mask, observation, with_pairs
+
+        def look(g: E.Game) -> tuple:
+            n = g.layout.shape[0]
+            seats = jax.numpy.arange(n)
+            plain = jax.vmap(lambda p: observation(g, p))(seats)
+            masks = jax.vmap(lambda p: action_mask(g, p))(seats)
+            return masks, with_pairs(plain, n), E.returns(g)
+
+        def start(key: jax.Array, arrays: E.RulesArrays, n: int) -> tuple:
+            g = E.init(key, arrays, n)
+            return g, look(g)
+
+        def advance(g: E.Game, action: jax.Array) -> tuple:
+            g, legal = E.step(g, action)
+            return g, legal, look(g)
+
+        _JAX_PROGRAMS["start"] = jax.jit(jax.vmap(start, in_axes=(0, None, None)), static_argnums=2)
+        _JAX_PROGRAMS["advance"] = jax.jit(jax.vmap(advance))
+    return _JAX_PROGRAMS["start"], _JAX_PROGRAMS["advance"]
+
+
+class JaxEngine:
+    """The JAX engine (trash_env.jax_env): games dealt from PRNG keys; the reference game
+    (``jax_env.reference.reference_game``) gets the same first deal stacked and replays the
+    same reshuffles from the same key chain."""
+
+    def __init__(self, rules: Rules, batch_size: int, seed: int) -> None:
+        pytest.importorskip("jax", reason="needs jax (the jax extra)")
+        import jax
+
+        from trash_env.jax_env import engine as E
+        from trash_env.jax_env.reference import reference_game
+
+        self.jax = jax
+        self.start, self.advance = _jax_programs()
+        self.num_players, self.batch_size = rules.num_players, batch_size
+        self.keys = jax.random.split(jax.random.PRNGKey(seed), batch_size)
+        self.key_words = np.asarray(self.keys).tolist()
+        arrays = E.rules_arrays(rules)
+        games, looks = self.start(self.keys, arrays, rules.num_players)
+        self._take(games, looks)
+        self.refs = [reference_game(rules, self.keys[i]) for i in range(batch_size)]
+
+    def _take(self, games: object, looks: tuple) -> None:
+        self.games = self.jax.device_get(games)
+        self.masks, self.pairs, self.rets = self.jax.device_get(looks)
+
+    def ref_state(self, game: Game) -> tuple:
+        return reference_state(game, game.rng.words())  # type: ignore[attr-defined]
+
+    def states(self) -> list[tuple]:
+        g = self.games
+        names = PER_PLAYER + PRIVATE_PER_PLAYER + SCALARS + PRIVATE + PILES
+        columns = {name: np.asarray(getattr(g, name)) for name in (*names, "nstock", "ndiscard")}
+        return columns_states(columns, g.key.tolist(), self.num_players, self.batch_size)
+
+    def where(self, i: int) -> str:
+        return f"key {self.key_words[i]}"
+
+    def step(self, actions: np.ndarray) -> list[bool]:
+        games, legal, looks = self.advance(self.games, actions.astype(np.int32))
+        self._take(games, looks)
+        return np.asarray(legal).tolist()
+
+    def looks(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        n = self.num_players
+        masks = [self.masks[:, p].astype(np.int8) for p in range(n)]
+        return masks, [self.pairs[:, p] for p in range(n)]
+
+    def shrunk(self) -> np.ndarray:
+        return np.asarray(self.games.shrunk)
+
+    def deal_rewards(self) -> None:
+        return None  # the batched engine's per-deal rewards; the Pgx env pays at the end
+
+    def winners(self, i: int) -> list[int]:
+        return np.flatnonzero(self.games.winners[i]).tolist()
+
+    def placings(self, i: int) -> list[int]:
+        return self.games.placings[i].tolist()
+
+    def returns(self, i: int) -> np.ndarray:
+        return self.rets[i]
+
+    @staticmethod
+    def reference_returns(game: Game) -> np.ndarray:
+        return np.array(game.returns(), np.float32)
+
+
+class NumbaOneCore(NumbaEngine):
+    parallel = False
+
+
+class NumbaEveryCore(NumbaEngine):
+    parallel = True  # numba prange across the games
+
+
+# Both forms of the compiled kernels and the JAX engine, each held to the reference.
+ENGINES = {"numba-one-core": NumbaOneCore, "numba-every-core": NumbaEveryCore, "jax": JaxEngine}
+
+
+class Checker:
+    """Compares an engine's batch with its reference games after every decision. The state
+    (and the generator's) of every running game is compared every time; observations of every
+    seat (plain and ``pairs``, byte for byte) and all masks for a sampled ``observe`` share of
+    the games per step (encoding is the costly part) and always at a game's end."""
+
+    def __init__(self, engine: NumbaEngine | JaxEngine, observe: float, seed: int) -> None:
+        self.engine, self.refs = engine, engine.refs
+        self.deals_seen = [0] * len(self.refs)
+        self.paid = np.zeros((len(self.refs), engine.num_players))
+        self.finished = [False] * len(self.refs)
         self.observe = observe
         self.sample = np.random.default_rng(seed)
         self.step = 0
         self.observed = 0
 
     def check(self) -> None:
-        batch, n = self.batch, self.batch.num_players
-        states = batch_states(batch)
+        engine, n = self.engine, self.engine.num_players
+        states = engine.states()
         looks = self.sample.random(len(self.refs)) < self.observe
         masks = observations = None
-        shrunk = batch.games["shrunk"]
-        rewards = batch.games["deal_reward"]
+        shrunk = engine.shrunk()
+        rewards = engine.deal_rewards()
         for i, game in enumerate(self.refs):
             if self.finished[i]:
                 continue
-            where = f"game {i} (seed {int(batch.seeds[i])}) after {self.step} decisions"
-            assert states[i] == reference_state(game), where
+            where = f"game {i} ({engine.where(i)}) after {self.step} decisions"
+            assert states[i] == engine.ref_state(game), where
             while self.deals_seen[i] < len(game.round_results):
                 self.paid[i] += game.shares_to_returns(game.round_results[self.deals_seen[i]])
                 self.deals_seen[i] += 1
             if game.round_results:
-                assert np.flatnonzero(shrunk[i, :n]).tolist() == list(game.round_results[-1]), where
-            assert np.abs(rewards[i, :n] - self.paid[i]).max() < 1e-9, where
+                assert np.flatnonzero(shrunk[i]).tolist() == list(game.round_results[-1]), where
+            if rewards is not None:
+                assert np.abs(rewards[i] - self.paid[i]).max() < 1e-9, where
             if game.done or looks[i]:
                 if masks is None:
-                    masks = [batch.action_masks(np.full(batch.batch_size, p)) for p in range(n)]
-                    observations = [
-                        batch.observations(np.full(batch.batch_size, p)) for p in range(n)
-                    ]
+                    masks, observations = engine.looks()
                 self.observed += 1
                 for p in range(n):
-                    expected = encode_observation(game, p).tobytes()
+                    expected = add_pairs(encode_observation(game, p), n).tobytes()
                     assert observations[p][i].tobytes() == expected, where
                     assert masks[p][i].tolist() == action_mask(game, p).tolist(), where
             if game.done:
                 self.finished[i] = True
-                r = batch.games[i]
-                assert np.flatnonzero(r["winners"][:n]).tolist() == list(game.winners), where
+                assert engine.winners(i) == list(game.winners), where
                 if game.placings is not None:
-                    assert r["placings"][:n].tolist() == list(game.placings), where
-                assert batch.returns()[i].tolist() == game.returns(), where
+                    assert engine.placings(i) == list(game.placings), where
+                expected_returns = engine.reference_returns(game)
+                assert engine.returns(i).tobytes() == expected_returns.tobytes(), where
         self.step += 1
 
 
 def play_batch(
-    options: dict, batch_size: int, seed: int, observe: float = 0.1, parallel: bool | None = None
+    engine_name: str, options: dict, batch_size: int, seed: int, observe: float = 0.1
 ) -> Checker:
-    rules = Rules(**options)
-    batch = VectorGame(rules, batch_size, seed=seed, parallel=parallel)
-    refs = [batch.reference_game(i) for i in range(batch_size)]
+    """Drive an engine's batch and its reference games with the same random legal actions
+    (every decision, the "Trash!" call included), checking after every one."""
+    engine = ENGINES[engine_name](Rules(**options), batch_size, seed)
+    refs = engine.refs
     choose = np.random.default_rng(seed + 1)
-    checker = Checker(batch, refs, observe, seed + 2)
+    checker = Checker(engine, observe, seed + 2)
     checker.check()
     while not all(game.done for game in refs):
         actions = np.zeros(batch_size, np.int64)
@@ -220,25 +389,31 @@ def play_batch(
                 actions[i] = legal[int(choose.integers(len(legal)))]
                 game.step(int(actions[i]))
             expect.append(not checker.finished[i])
-        assert batch.step(actions).tolist() == expect
+        assert engine.step(actions) == expect
         checker.check()
     return checker
 
 
-@pytest.mark.parametrize("parallel", [False, True], ids=["one-core", "every-core"])
+# The JAX engine plays a third of each variant's games (at least a batch), in batches of at
+# most 100 (its programs compile once per player count, pile capacity and batch shape).
+JAX_SHARE, JAX_BATCH = 3, 100
+
+
+@pytest.mark.parametrize("engine", list(ENGINES))
 @pytest.mark.parametrize(
     "variant",
     range(len(VARIANTS)),
     ids=[",".join(f"{k}={v}" for k, v in o.items()) or "standard" for o, _, _ in VARIANTS],
 )
-def test_batch_matches_reference(variant: int, parallel: bool) -> None:
-    """Both forms of the kernels (one core; numba prange across the games) against the
-    reference, whatever the batch size."""
+def test_engine_matches_reference(engine: str, variant: int) -> None:
     options, games, batch_size = VARIANTS[variant]
+    if engine == "jax":
+        batch_size = min(batch_size, JAX_BATCH)
+        games = max(games // JAX_SHARE, batch_size)
     played = observed = 0
     seed = 1000 * variant
     while played < games:
-        checker = play_batch(options, batch_size, seed, parallel=parallel)
+        checker = play_batch(engine, options, batch_size, seed)
         played += batch_size
         observed += checker.observed
         seed += 7
@@ -258,13 +433,14 @@ def test_game_seeds_come_from_the_batch_generator() -> None:
     assert explicit.rng_state(1) == Game(Rules(), seed=9).rng.bit_generator.state
 
 
-def test_illegal_actions_change_nothing() -> None:
-    rules = Rules(call_trash=True)
-    batch = VectorGame(rules, 40, seed=3)
-    refs = [batch.reference_game(i) for i in range(40)]
+@pytest.mark.parametrize("engine", list(ENGINES))
+def test_illegal_actions_change_nothing(engine: str) -> None:
+    size = JAX_BATCH  # the JAX engine's compiled batch shape
+    batch = ENGINES[engine](Rules(call_trash=True), size, 3)
+    refs = batch.refs
     choose = np.random.default_rng(5)
     for _ in range(200):
-        actions = np.zeros(40, np.int64)
+        actions = np.zeros(size, np.int64)
         expect = []
         for i, game in enumerate(refs):
             legal = game.legal_actions()
@@ -281,10 +457,10 @@ def test_illegal_actions_change_nothing() -> None:
                 actions[i] = legal[int(choose.integers(len(legal)))]
                 game.step(int(actions[i]))
                 expect.append(True)
-        assert batch.step(actions).tolist() == expect
-        states = batch_states(batch)
+        assert batch.step(actions) == expect
+        states = batch.states()
         for i, game in enumerate(refs):
-            assert states[i] == reference_state(game)
+            assert states[i] == batch.ref_state(game)
 
 
 def test_autoreset_equals_reset_after_the_step() -> None:

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-pytest.importorskip("numba")
+pytest.importorskip("numba", reason="the batched engine needs numba (the vector extra)")
 
 HEAVY = ("torch", "stable_baselines3", "sb3_contrib")
 
@@ -28,7 +28,9 @@ def test_import_vector_loads_neither_torch_nor_sb3() -> None:
 
 
 def test_env_names_are_imported_on_first_use() -> None:
-    pytest.importorskip("stable_baselines3")
+    pytest.importorskip(
+        "stable_baselines3", reason="TrashVecEnv needs stable-baselines3 (the train extra)"
+    )
     loaded = _imported_after("from trash_env.vector import TrashVecEnv")
     assert "stable_baselines3" in loaded  # the VecEnv base class comes with its first use
     import trash_env.vector as vector

@@ -6,23 +6,65 @@ agents.play`` and the ``PATH.safetensors`` agent spec load. The network it descr
 actor MLP over the observation (plus the ``pairs`` features when asked; agents/policies/features.py)
 ending in the 13 action logits, and a critic MLP ending in one value; the critic is not used
 for play, so a pipeline without one may leave it out (zeros are written). Imports torch and
-numpy only, never a learning library.
+numpy only, never a learning library; a network given as plain arrays (a JAX or numpy
+pipeline's, ``[(weight, bias), ...]``) is written without importing torch.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 ACTIVATION_NAMES = {"Tanh": "tanh", "ReLU": "relu"}
 
 
+class ArrayLinear(NamedTuple):
+    """A linear layer as plain arrays, as ``nn.Linear`` holds them: ``weight`` is
+    ``(out_features, in_features)``, ``bias`` ``(out_features,)``."""
+
+    weight: np.ndarray
+    bias: np.ndarray
+
+    @property
+    def in_features(self) -> int:
+        return int(self.weight.shape[1])
+
+    @property
+    def out_features(self) -> int:
+        return int(self.weight.shape[0])
+
+
+def array_layers(net: Any) -> list[ArrayLinear] | None:
+    """``net`` as :class:`ArrayLinear` layers if it is a list of ``(weight, bias)`` array
+    pairs (numpy, JAX or anything ``np.asarray`` reads), else None; ``ValueError`` for
+    pairs whose shapes do not chain."""
+    if not isinstance(net, (list, tuple)) or not net:
+        return None
+    if not all(isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in net):
+        return None
+    layers = [ArrayLinear(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in net]
+    width = None
+    for i, layer in enumerate(layers):
+        w, b = layer.weight, layer.bias
+        if w.ndim != 2 or b.shape != (w.shape[0],) or (width is not None and w.shape[1] != width):
+            raise ValueError(
+                f"layer {i}: weight {w.shape} and bias {b.shape} do not make a linear layer "
+                f"after {width} features (weight is (out, in), bias (out,))"
+            )
+        width = w.shape[0]
+    return layers
+
+
 def linear_layers(net: Any, activation: str | None = None) -> tuple[list[Any], str | None]:
-    """The ``nn.Linear`` layers of ``net`` (an ``nn.Sequential`` or a list of layers) and
-    its activation's name (``tanh`` or ``relu``: the one module type between them, or
-    ``activation`` when given); ``ValueError`` for anything else in between."""
+    """The ``nn.Linear`` layers of ``net`` (an ``nn.Sequential`` or a list of layers, or
+    plain ``(weight, bias)`` arrays: :func:`array_layers`) and its activation's name
+    (``tanh`` or ``relu``: the one module type between them, or ``activation`` when given);
+    ``ValueError`` for anything else in between."""
+    arrays = array_layers(net)
+    if arrays is not None:
+        return arrays, activation
     import torch.nn as nn
 
     modules = list(net) if isinstance(net, (nn.Sequential, list, tuple)) else None
@@ -62,6 +104,8 @@ def _weights(prefix: str, hidden: list[Any], head_name: str, head: Any) -> dict[
 def _array(value: Any) -> np.ndarray:
     if value is None:
         raise ValueError("every nn.Linear layer must have a bias to be saved")
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float32, copy=True)
     return value.detach().cpu().numpy().astype(np.float32, copy=True)
 
 
@@ -132,13 +176,15 @@ def export_mlp(
     its ``.json`` sidecar copy), each file atomically.
 
     Args:
-        actor: an ``nn.Sequential`` (or a list of ``nn.Linear`` layers) from the network's
-            inputs to the 13 action logits, ``Tanh`` or ``ReLU`` between the layers.
+        actor: an ``nn.Sequential`` (or a list of ``nn.Linear`` layers, or of ``(weight,
+            bias)`` arrays: weight ``(out, in)``) from the network's inputs to the 13 action
+            logits, ``Tanh`` or ``ReLU`` between the layers.
         rules: the :class:`trash_env.rules.Rules` (or a dict of options) it was trained for.
         features: what the first layer reads: ``obs`` (the observation) or ``pairs`` (the
             observation followed by agents/policies/features.py's pair features).
         value: the critic the same way, ending in one value; None writes zeros.
-        activation: ``tanh`` or ``relu`` for a list of layers (found in a Sequential).
+        activation: ``tanh`` or ``relu`` for a list of layers or arrays (found in a
+            Sequential).
         info: more sidecar fields (the training's figures: timesteps, seed, ...).
     """
     from agents.policies.features import FEATURES

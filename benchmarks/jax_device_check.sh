@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The JAX engine on an accelerator, in one prepared command (about 6 minutes, at most 8; no
+# network): the engine's decisions/s with observations at batch 1 to 65,536 and the training
+# time of examples/jax_ppo.py's default run, on the device jax finds first.
+#
+#     bash benchmarks/jax_device_check.sh [OUT_DIR]      # default OUT_DIR: /tmp/jax_device_check
+#
+# Needs the repository and a Python with jax for the device (CUDA), optax and numpy, plus the
+# project's own dependencies (gymnasium, pettingzoo, pillow, safetensors); flax is not used.
+# Writes OUT_DIR/jax_engine.json and OUT_DIR/ppo/ (the model file, its log and summary) and
+# prints the figures. docs/jax.md says what has been measured with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT="${1:-/tmp/jax_device_check}"
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+
+python - <<'PY'
+import importlib.util, sys
+missing = [m for m in ("jax", "optax", "numpy", "gymnasium", "pettingzoo", "PIL", "safetensors")
+           if importlib.util.find_spec(m) is None]
+if missing:
+    sys.exit(f"jax_device_check: missing Python modules: {', '.join(missing)}")
+import jax
+print("jax", jax.__version__, "devices:", jax.devices())
+if jax.default_backend() == "cpu":
+    print("jax_device_check: no accelerator found; the figures below are the CPU's")
+PY
+
+echo "== engine: decisions/s with observations (compile timed apart) =="
+timeout 200 python benchmarks/jax_engine.py --batches 1,256,4096,65536 --seconds 3 \
+    --chunk 128 --pgx "" --no-numba --json "$OUT/jax_engine.json"
+
+echo "== examples/jax_ppo.py, default settings (final evaluation on 200 deals) =="
+if timeout 270 python examples/jax_ppo.py --eval-every 0 --final-deals 200 \
+    --out "$OUT/ppo/model.safetensors" > "$OUT/ppo.log" 2>&1; then
+    python - "$OUT/ppo/model_summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"training: {s['steps']:,} decisions in {s['train_seconds']} s wall "
+      f"({s['train_cpu_seconds']} s CPU), compilation included; vs greedy "
+      f"{s['vs_greedy']['win_rate']} {s['vs_greedy']['ci95']}, vs random "
+      f"{s['vs_random']['win_rate']} {s['vs_random']['ci95']}")
+PY
+else
+    echo "training: did not finish within 270 s (the 60 s goal not met); its log's end:"
+    tail -n 5 "$OUT/ppo.log"
+fi

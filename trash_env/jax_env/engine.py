@@ -1,0 +1,620 @@
+"""The rules of :mod:`trash_env.engine` as pure JAX functions on fixed-shape arrays.
+
+One game is a :class:`Game` (a NamedTuple of arrays, fields named as the reference ``Game``'s
+attributes and the batched engine's record); ``jax.vmap`` makes a batch of them. The rules
+travel inside the game as arrays (``cfg`` is ``Rules.codes()`` then the number of cards, as in
+:mod:`trash_env.vector._kernels`), so one compilation serves every variant with the same
+player count and pile capacity.
+
+The reference's methods call each other in tail position; here each returns a
+*continuation* code and :func:`run` follows them in one ``lax.while_loop`` (the numba twin does
+the same in a Python loop). Every shuffle (a deal, a reshuffle of the discard pile) is staged
+into the stock and applied at the top of the next loop pass, in one place, so a pass sorts at
+most once.
+
+Randomness: the game carries a PRNG key. The first player is ``randint(sub, (), 0, n)`` and a
+shuffle of ``m`` cards sorts them by ``bits(sub, (capacity,))[:m]`` (stable), each ``sub``
+split off the game's key in the order the reference engine draws: the key chain *is* the
+game's generator (tests drive the reference with it: tests/test_vector_differential.py).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
+from trash_env.engine import (
+    ABSENT,
+    CALL_TRASH,
+    DECLINE,
+    DOWN,
+    DRAW_STOCK,
+    NATURAL,
+    PHASE_FREE_DRAWS,
+    PHASE_PLAY,
+    STAY_SILENT,
+    TAKE_DISCARD,
+    WILD_UP,
+    Decision,
+)
+from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, Rules, option_index
+
+Array = jax.Array
+
+NONE, DRAW, WILD, SWAP, CALL = (int(d) for d in Decision)
+
+# Continuations (the index of each function in ``_CONTINUATIONS``). ANSWER_CALL is the loop's
+# answer to a call decision when calls are answered for the player (the env's way).
+ANSWER_CALL, BEGIN_TURN, PLAY_HELD, PLAY_HELD_NOSWAP, FINISH_ROUND = 0, 1, 2, 3, 4
+START_ROUND, DEAL, DRAW_OR_TAKE, PENALTY, PUT = 5, 6, 7, 8, 9
+LAYOUT_COMPLETE, WIN_ROUND, NEXT_TURN, MISS_CALL = 10, 11, 12, 13
+STOP = -1
+
+# ``cfg`` indices: the same names as the numba kernels'.
+CFG_NUM_PLAYERS = option_index("num_players")
+CFG_START_SIZE = option_index("start_size")
+CFG_TARGET_SIZE = option_index("target_size")
+CFG_MAX_DEALS = option_index("max_deals")
+CFG_FIRST_PLAYER = option_index("first_player")
+CFG_RESHUFFLE = option_index("reshuffle")
+CFG_LOSERS_REVEAL = option_index("losers_reveal")
+CFG_FREE_DRAWS = option_index("free_draws")
+CFG_CALL_TRASH = option_index("call_trash")
+CFG_EPISODE = option_index("episode")
+CFG_MAX_TURNS = option_index("max_turns")
+CFG_CARDS = len(Rules.option_names())
+CFG_LEN = CFG_CARDS + 1
+RESHUFFLE_ALL = RESHUFFLE.index("all")
+ROTATE = FIRST_PLAYER.index("rotate")
+EPISODE_ROUND = EPISODE.index("round")
+
+# Pile capacities: one compiled program per capacity and player count (as the numba records).
+CARD_CAPACITIES = (2 * 54, 12 * 54)
+_SORT_LAST = np.uint32(0xFFFFFFFF)
+I32 = jnp.int32
+
+
+def card_capacity(cards: int) -> int:
+    """The smallest pile capacity of ``CARD_CAPACITIES`` that holds ``cards``."""
+    return next(c for c in CARD_CAPACITIES if c >= cards)
+
+
+class Game(NamedTuple):
+    """One game's state; per-player arrays have the game's ``n`` rows, piles the capacity
+    (entries beyond ``nstock``/``ndiscard`` are not cards)."""
+
+    layout: Array  # (n, 10) card per slot, -1 where absent
+    state: Array  # (n, 10) DOWN, NATURAL, WILD_UP, ABSENT
+    sizes: Array
+    rounds_won: Array
+    face_down: Array
+    pending_claim: Array  # (n,) bool
+    completed: Array  # (n,) bool
+    shrunk: Array  # (n,) bool: who shrank at the last finished deal
+    winners: Array  # (n,) bool
+    placings: Array
+    face_down_left: Array
+    hidden: Array  # (14,)
+    stock: Array  # (capacity,), top at stock[nstock - 1]
+    discard: Array  # (capacity,), top at discard[ndiscard - 1]
+    nstock: Array
+    ndiscard: Array
+    held: Array
+    current: Array
+    decision: Array
+    phase: Array
+    free_left: Array
+    called: Array
+    pending_slot: Array
+    pending_wild: Array
+    round_winner: Array
+    round_starter: Array
+    deal_number: Array
+    turns: Array
+    done: Array
+    truncated: Array
+    stock_known: Array
+    shuffle_count: Array  # cards staged at the bottom of the stock for the next shuffle
+    put_slot: Array  # where PUT lays the held card
+    put_wild: Array  # and whether as a wild
+    key: Array
+    cfg: Array  # (CFG_LEN,) the rules as integers
+    wild: Array  # (14,) bool
+    totals: Array  # (14,)
+    deck: Array  # (capacity,) the cards in build_deck order, then padding
+
+
+class RulesArrays(NamedTuple):
+    """The rules as the arrays a :class:`Game` carries (numpy, so ``make`` checks happen
+    before any trace)."""
+
+    cfg: np.ndarray
+    wild: np.ndarray
+    totals: np.ndarray
+    deck: np.ndarray
+
+
+def rules_arrays(rules: Rules) -> RulesArrays:
+    cards = rules.total_cards
+    capacity = card_capacity(cards)
+    deck = np.zeros(capacity, np.int32)
+    deck[:cards] = build_deck(rules.decks, rules.jokers)
+    return RulesArrays(
+        cfg=np.array((*rules.codes(), cards), np.int32),
+        wild=np.array(rules.wild_table(), np.bool_),
+        totals=np.array(rank_totals(rules.decks, rules.jokers), np.int32),
+        deck=deck,
+    )
+
+
+# ---------------------------------------------------------------------- randomness
+
+
+def shuffle_order(sub: Array, m: Array, capacity: int) -> Array:
+    """The permutation that shuffles the first ``m`` of ``capacity`` entries (the rest stay
+    in place): a stable sort by ``bits(sub, (capacity,))``, padding sorted last."""
+    bits = jax.random.bits(sub, (capacity,), jnp.uint32)
+    index = jnp.arange(capacity, dtype=I32)
+    keys = jnp.where(index < m, bits, _SORT_LAST)
+    _, order = lax.sort((keys, index), num_keys=1, is_stable=True)
+    return order
+
+
+def first_player(sub: Array, n: int) -> Array:
+    return jax.random.randint(sub, (), 0, n, dtype=I32)
+
+
+def _apply_shuffle(g: Game) -> Game:
+    """Shuffle the ``shuffle_count`` staged cards at the bottom of the stock, if any."""
+    m = g.shuffle_count
+    key, sub = jax.random.split(g.key)
+    order = shuffle_order(sub, m, g.stock.shape[0])
+    shuffled = g._replace(stock=g.stock[order], key=key, shuffle_count=jnp.zeros_like(m))
+    return lax.cond(m > 0, lambda: shuffled, lambda: g)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _set(array: Array, index: object, value: object) -> Array:
+    return array.at[index].set(jnp.asarray(value, array.dtype))
+
+
+def _pick(cond: Array, a: Game, b: Game) -> Game:
+    """``a`` where ``cond`` else ``b``, field by field."""
+    return jax.tree.map(lambda x, y: jnp.where(cond, x, y), a, b)
+
+
+def _count_ranks(cards: Array, valid: Array) -> Array:
+    """Per rank, how many of ``cards`` (where ``valid``) have it."""
+    return jnp.zeros(NUM_RANKS + 1, I32).at[jnp.where(valid, cards, NUM_RANKS)].add(1)[:NUM_RANKS]
+
+
+def _code(k: object) -> Array:
+    return jnp.asarray(k, I32)
+
+
+def _decide(g: Game, decision: int) -> Game:
+    return g._replace(decision=_code(decision))
+
+
+def _discard_held(g: Game) -> Game:
+    has = g.held >= 0
+    discard = jnp.where(has, _set(g.discard, g.ndiscard, g.held), g.discard)
+    return g._replace(discard=discard, ndiscard=g.ndiscard + has, held=_code(-1))
+
+
+def _stage_reshuffle(g: Game) -> Game:
+    """``Game._reshuffle`` up to the shuffle: the pile moves into the stock and is staged."""
+    nd = g.ndiscard
+    keep = (g.cfg[CFG_RESHUFFLE] != RESHUFFLE_ALL) & (nd > 0)
+    m = nd - keep
+    top = g.discard[jnp.maximum(nd - 1, 0)]
+    pile = jnp.arange(g.stock.shape[0]) < m
+    moved = g._replace(
+        stock=jnp.where(pile, g.discard, g.stock),
+        nstock=m,
+        hidden=g.hidden + _count_ranks(g.discard, pile),
+        discard=jnp.where(keep, _set(g.discard, 0, top), g.discard),
+        ndiscard=keep.astype(I32),
+        stock_known=jnp.bool_(True),
+        shuffle_count=m,
+    )
+    return _pick(m > 0, moved, g)
+
+
+def _draw_stock(g: Game) -> Game:
+    k = g.nstock - 1
+    card = g.stock[k]
+    return g._replace(nstock=k, held=card, hidden=g.hidden.at[card].add(-1))
+
+
+def _take_discard(g: Game) -> Game:
+    k = g.ndiscard - 1
+    return g._replace(held=g.discard[k], ndiscard=k)
+
+
+def _lay(g: Game, slot: Array, as_wild: Array) -> Game:
+    p, card = g.current, g.held
+    under = g.layout[p, slot]
+    was_down = (g.state[p, slot] == DOWN).astype(I32)
+    return g._replace(
+        layout=_set(g.layout, (p, slot), card),
+        state=_set(g.state, (p, slot), jnp.where(as_wild, WILD_UP, NATURAL)),
+        face_down=g.face_down.at[p].add(-was_down),
+        hidden=g.hidden.at[under].add(-was_down),
+        held=under,
+    )
+
+
+# ---------------------------------------------------------------------- continuations
+# Each takes the game and returns it with the next continuation; none calls another, so each
+# is traced once (a small program that compiles fast).
+
+
+def _begin_turn(g: Game) -> tuple[Game, Array]:
+    g = g._replace(called=jnp.bool_(False))
+    claim = g.pending_claim[g.current]
+    empty = g.nstock == 0
+    g = _pick(~claim & empty, _stage_reshuffle(g), g)
+    return g, jnp.where(claim, WIN_ROUND, DRAW_OR_TAKE).astype(I32)
+
+
+def _draw_or_take(g: Game) -> tuple[Game, Array]:
+    stock, discard = g.nstock > 0, g.ndiscard > 0
+    choose = stock & discard
+    drawn = _pick(stock, _draw_stock(g), _take_discard(g))
+    g = _pick(choose, _decide(g, DRAW), drawn)
+    return g, jnp.where(choose, STOP, PLAY_HELD).astype(I32)
+
+
+def _play_held(g: Game, may_swap: bool) -> tuple[Game, Array]:
+    """One pass of ``Game._play_held``'s loop: the held card is put (PUT goes on with the card
+    it uncovers), or asks a decision, or ends the turn."""
+    p, card = g.current, g.held
+    is_wild = g.wild[jnp.maximum(card, 0)]
+    playable = (card >= 1) & (card <= g.sizes[p])
+    slot = jnp.clip(card - 1, 0, NUM_SLOTS - 1)
+    was = g.state[p, slot]
+    ask_wild = is_wild & (g.face_down[p] > 1)
+    last_down = jnp.argmax(g.state[p] == DOWN).astype(I32)
+    swap = ~is_wild & playable & (was == WILD_UP) & may_swap
+    place = is_wild | (playable & (was == DOWN))
+    put = g._replace(put_slot=jnp.where(is_wild, last_down, slot), put_wild=is_wild)
+    ended = _discard_held(g)
+    g = _pick(ask_wild, _decide(g, WILD), _pick(swap, _decide(g, SWAP), _pick(place, put, ended)))
+    k = jnp.where(ask_wild | swap, STOP, jnp.where(place, PUT, NEXT_TURN))
+    return g, k.astype(I32)
+
+
+def _put(g: Game) -> tuple[Game, Array]:
+    """``Game._put`` of the held card in ``put_slot`` (as a wild if ``put_wild``)."""
+    p, slot = g.current, g.put_slot
+    down = g.face_down[p]
+    completes = (down == 0) | ((down == 1) & (g.state[p, slot] == DOWN))
+    ask = completes & (g.cfg[CFG_CALL_TRASH] != 0) & (g.phase == PHASE_PLAY) & ~g.called
+    call = _decide(g._replace(pending_slot=slot, pending_wild=g.put_wild), CALL)
+    g = _pick(ask, call, _lay(g, slot, g.put_wild))
+    k = jnp.where(ask, STOP, jnp.where(completes, LAYOUT_COMPLETE, PLAY_HELD))
+    return g, k.astype(I32)
+
+
+def _layout_complete(g: Game) -> tuple[Game, Array]:
+    free = g.phase == PHASE_FREE_DRAWS
+    g = _pick(free, g._replace(completed=_set(g.completed, g.current, True)), g)
+    return g, jnp.where(free, FINISH_ROUND, WIN_ROUND).astype(I32)
+
+
+def _win_round(g: Game) -> tuple[Game, Array]:
+    """``Game._win_round`` of the player to act (the only player who ever wins one)."""
+    n = g.layout.shape[0]
+    player = g.current
+    g = _discard_held(g._replace(round_winner=player, completed=_set(g.completed, player, True)))
+    loser = jnp.clip(1 - player, 0, n - 1)
+    has_free = g.cfg[CFG_FREE_DRAWS] > 0
+    loser_complete = has_free & (g.face_down[loser] == 0)
+    free = has_free & ~loser_complete
+    g = _pick(loser_complete, g._replace(completed=_set(g.completed, loser, True)), g)
+    g = _pick(
+        free,
+        g._replace(phase=_code(PHASE_FREE_DRAWS), free_left=g.cfg[CFG_FREE_DRAWS], current=loser),
+        g,
+    )
+    return g, jnp.where(free, BEGIN_TURN, FINISH_ROUND).astype(I32)
+
+
+def _next_turn(g: Game) -> tuple[Game, Array]:
+    n = g.layout.shape[0]
+    g = g._replace(turns=g.turns + 1)
+    truncate = g.turns >= g.cfg[CFG_MAX_TURNS]
+    free = ~truncate & (g.phase == PHASE_FREE_DRAWS)
+    play = ~truncate & ~free
+    left = g.free_left - free
+    g = g._replace(
+        done=g.done | truncate,
+        truncated=g.truncated | truncate,
+        decision=jnp.where(truncate, NONE, g.decision).astype(I32),
+        free_left=left,
+        current=jnp.where(play, (g.current + 1) % n, g.current).astype(I32),
+    )
+    k = jnp.where(truncate, STOP, jnp.where(free & (left == 0), FINISH_ROUND, BEGIN_TURN))
+    return g, k.astype(I32)
+
+
+def _miss_call(g: Game) -> tuple[Game, Array]:
+    g = _discard_held(g)
+    g = _pick(g.nstock == 0, _stage_reshuffle(g), g)
+    return g, _code(PENALTY)
+
+
+def _penalty(g: Game) -> tuple[Game, Array]:
+    """``Game._miss_call`` after the reshuffle: the penalty card and the claim."""
+    k = g.nstock - 1
+    card = g.stock[jnp.maximum(k, 0)]
+    drawn = g._replace(
+        nstock=k,
+        hidden=g.hidden.at[card].add(-1),
+        discard=_set(g.discard, g.ndiscard, card),
+        ndiscard=g.ndiscard + 1,
+    )
+    g = _pick(g.nstock > 0, drawn, g)
+    return g._replace(pending_claim=_set(g.pending_claim, g.current, True)), _code(NEXT_TURN)
+
+
+def _game_over(g: Game, winners: Array) -> Game:
+    """Winners place first; the others by how few face-down slots they had left."""
+    left = g.face_down_left
+    below = (~winners[None, :] & (left[None, :] < left[:, None])).sum(axis=1)
+    placings = jnp.where(winners, 1, 1 + winners.sum() + below).astype(I32)
+    return g._replace(
+        done=jnp.bool_(True), decision=_code(NONE), winners=winners, placings=placings
+    )
+
+
+def _finish_round(g: Game) -> tuple[Game, Array]:
+    n = g.layout.shape[0]
+    g = _discard_held(g)
+    slots = jnp.arange(NUM_SLOTS)
+    down = g.state == DOWN
+    correct = ~down | (g.layout == slots[None, :] + 1) | g.wild[jnp.maximum(g.layout, 0)]
+    revealed = (g.cfg[CFG_LOSERS_REVEAL] != 0) & ~g.completed & correct.all(axis=1)
+    shrunk = g.completed | revealed
+    sizes = g.sizes - shrunk
+    g = g._replace(
+        shrunk=shrunk,
+        face_down_left=g.face_down,
+        sizes=sizes,
+        rounds_won=g.rounds_won + shrunk,
+        deal_number=g.deal_number + 1,
+    )
+    reached = shrunk & (sizes <= g.cfg[CFG_TARGET_SIZE])
+    by_deals = (g.cfg[CFG_MAX_DEALS] > 0) & (g.deal_number >= g.cfg[CFG_MAX_DEALS])
+    one_round = g.cfg[CFG_EPISODE] == EPISODE_ROUND
+    over = reached.any() | one_round | by_deals
+    smallest = sizes == sizes.min()
+    winners = jnp.where(reached.any(), reached, jnp.where(one_round, shrunk, smallest))
+    starter = jnp.where(
+        g.cfg[CFG_FIRST_PLAYER] == ROTATE, (g.round_starter + 1) % n, g.round_winner
+    )
+    g = _pick(over, _game_over(g, winners), g._replace(current=starter.astype(I32)))
+    return g, jnp.where(over, STOP, START_ROUND).astype(I32)
+
+
+def _start_round(g: Game) -> tuple[Game, Array]:
+    """Stage the decks for the deal's shuffle (the stock is scratch until DEAL)."""
+    return g._replace(stock=g.deck, shuffle_count=g.cfg[CFG_CARDS]), _code(DEAL)
+
+
+def _deal(g: Game) -> tuple[Game, Array]:
+    """``Game._start_round`` after the shuffle: ``stock[:cards]`` holds the dealt order."""
+    n = g.layout.shape[0]
+    capacity = g.stock.shape[0]
+    cards = g.cfg[CFG_CARDS]
+    order = g.stock
+    sizes = g.sizes
+    offsets = jnp.cumsum(sizes) - sizes
+    slots = jnp.arange(NUM_SLOTS)
+    inside = slots[None, :] < sizes[:, None]
+    position = jnp.clip(offsets[:, None] + slots[None, :], 0, capacity - 1)
+    left = cards - sizes.sum()
+    k = jnp.arange(capacity)
+    stock = jnp.where(k < left, order[jnp.clip(cards - 1 - k, 0, capacity - 1)], 0)
+    g = g._replace(
+        layout=jnp.where(inside, order[position], -1).astype(I32),
+        state=jnp.where(inside, DOWN, ABSENT).astype(I32),
+        face_down=sizes,
+        pending_claim=jnp.zeros(n, jnp.bool_),
+        completed=jnp.zeros(n, jnp.bool_),
+        stock=stock.astype(I32),
+        nstock=left,
+        discard=jnp.zeros_like(g.discard),
+        ndiscard=_code(0),
+        held=_code(-1),
+        hidden=g.totals,
+        stock_known=jnp.bool_(False),
+        phase=_code(PHASE_PLAY),
+        free_left=_code(0),
+        called=jnp.bool_(False),
+        pending_slot=_code(-1),
+        pending_wild=jnp.bool_(False),
+        round_winner=_code(-1),
+        round_starter=g.current,
+    )
+    return g, _code(BEGIN_TURN)
+
+
+def _apply(g: Game, action: Array) -> tuple[Game, Array]:
+    """A legal action applied: the game and the continuation to run."""
+    d = g.decision
+    drawn = _pick(action == DRAW_STOCK, _draw_stock(g), _take_discard(g))
+    put = g._replace(put_slot=action, put_wild=d == WILD)
+    laid = _lay(g, g.pending_slot, g.pending_wild)
+    called = laid._replace(called=jnp.bool_(True))
+    is_draw, is_call = d == DRAW, d == CALL
+    declined = (d == SWAP) & (action == DECLINE)
+    g = _pick(
+        is_draw,
+        drawn,
+        _pick(is_call, _pick(action == CALL_TRASH, called, laid), _pick(declined, g, put)),
+    )
+    k = jnp.where(
+        is_draw,
+        PLAY_HELD,
+        jnp.where(
+            is_call,
+            jnp.where(action == CALL_TRASH, LAYOUT_COMPLETE, MISS_CALL),
+            jnp.where(declined, PLAY_HELD_NOSWAP, PUT),
+        ),
+    )
+    return g._replace(decision=_code(NONE)), k.astype(I32)
+
+
+def _answer_call(g: Game) -> tuple[Game, Array]:
+    """The call decision answered with ``CALL_TRASH`` (the env's rule)."""
+    return _apply(g, _code(CALL_TRASH))
+
+
+_CONTINUATIONS = (
+    _answer_call,
+    _begin_turn,
+    lambda g: _play_held(g, True),
+    lambda g: _play_held(g, False),
+    _finish_round,
+    _start_round,
+    _deal,
+    _draw_or_take,
+    _penalty,
+    _put,
+    _layout_complete,
+    _win_round,
+    _next_turn,
+    _miss_call,
+)
+
+
+def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
+    """Follow continuations until the game stops at a decision (a call decision too unless
+    ``answer_calls``) or ends. The inner loop stops where a shuffle is staged; the outer one
+    applies it: one sort per shuffle, whatever the batch does."""
+
+    def going(g: Game, k: Array) -> Array:
+        more = k != STOP
+        if answer_calls:
+            more = more | ((g.decision == CALL) & ~g.done)
+        return more
+
+    def inner(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+        return lax.while_loop(
+            lambda c: going(*c) & (c[0].shuffle_count == 0),
+            lambda c: lax.switch(jnp.maximum(c[1], ANSWER_CALL), _CONTINUATIONS, c[0]),
+            carry,
+        )
+
+    def outer(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+        g, k = carry
+        return inner((_apply_shuffle(g), k))
+
+    g, _ = lax.while_loop(lambda c: going(*c), outer, (g, _code(k)))
+    return g
+
+
+# ---------------------------------------------------------------------- public functions
+
+
+def new_game(key: Array, arrays: RulesArrays, num_players: int) -> Game:
+    """``Game(rules)`` from ``key``: the first player, then the first deal."""
+    n = num_players
+    key, sub = jax.random.split(key)
+    capacity = arrays.deck.shape[0]
+    zeros_n = jnp.zeros(n, I32)
+    false_n = jnp.zeros(n, jnp.bool_)
+    scalar = jnp.asarray(0, I32)
+    g = Game(
+        layout=jnp.full((n, NUM_SLOTS), -1, I32),
+        state=jnp.full((n, NUM_SLOTS), ABSENT, I32),
+        sizes=jnp.full(n, arrays.cfg[CFG_START_SIZE], I32),
+        rounds_won=zeros_n,
+        face_down=zeros_n,
+        pending_claim=false_n,
+        completed=false_n,
+        shrunk=false_n,
+        winners=false_n,
+        placings=zeros_n,
+        face_down_left=zeros_n,
+        hidden=jnp.asarray(arrays.totals, I32),
+        stock=jnp.zeros(capacity, I32),
+        discard=jnp.zeros(capacity, I32),
+        nstock=scalar,
+        ndiscard=scalar,
+        held=jnp.asarray(-1, I32),
+        current=first_player(sub, n),
+        decision=jnp.asarray(NONE, I32),
+        phase=scalar,
+        free_left=scalar,
+        called=jnp.bool_(False),
+        pending_slot=jnp.asarray(-1, I32),
+        pending_wild=jnp.bool_(False),
+        round_winner=jnp.asarray(-1, I32),
+        round_starter=scalar,
+        deal_number=scalar,
+        turns=scalar,
+        done=jnp.bool_(False),
+        truncated=jnp.bool_(False),
+        stock_known=jnp.bool_(False),
+        shuffle_count=scalar,
+        put_slot=scalar,
+        put_wild=jnp.bool_(False),
+        key=key,
+        cfg=jnp.asarray(arrays.cfg, I32),
+        wild=jnp.asarray(arrays.wild, jnp.bool_),
+        totals=jnp.asarray(arrays.totals, I32),
+        deck=jnp.asarray(arrays.deck, I32),
+    )
+    return g
+
+
+def init(key: Array, arrays: RulesArrays, num_players: int, answer_calls: bool = False) -> Game:
+    """A new game dealt and played to its first decision."""
+    return run(new_game(key, arrays, num_players), jnp.asarray(START_ROUND, I32), answer_calls)
+
+
+def is_legal(g: Game, action: Array) -> Array:
+    """Whether engine action ``action`` (0..14) is one of ``Game.legal_actions()``."""
+    p = g.current
+    d = g.decision
+    slot = jnp.clip(action, 0, NUM_SLOTS - 1)
+    wild_ok = (action >= 0) & (action < g.sizes[p]) & (g.state[p, slot] == DOWN)
+    return (
+        ((d == DRAW) & ((action == DRAW_STOCK) | (action == TAKE_DISCARD)))
+        | ((d == WILD) & wild_ok)
+        | ((d == SWAP) & ((action == g.held - 1) | (action == DECLINE)))
+        | ((d == CALL) & ((action == CALL_TRASH) | (action == STAY_SILENT)))
+    ) & ~g.done
+
+
+def step(g: Game, action: Array, answer_calls: bool = False) -> tuple[Game, Array]:
+    """``Game.step``: a legal engine action applied and played on to the next decision; an
+    illegal one (or a finished game) changes nothing. Returns the game and whether the action
+    was legal."""
+    action = jnp.asarray(action, I32)
+    legal = is_legal(g, action)
+
+    moved, k = _apply(g, action)
+    return _pick(legal, run(moved, jnp.where(legal, k, STOP), answer_calls), g), legal
+
+
+def returns(g: Game) -> Array:
+    """``Game.returns()`` as float32, the reference's values cast (a table: XLA would turn
+    a division by a constant into a product, which rounds differently): zero-sum shares of
+    the winners, zero while the game runs or when it was truncated."""
+    n = g.layout.shape[0]
+    winner = np.array([0.0] + [(n / k - 1.0) / (n - 1) for k in range(1, n + 1)], np.float32)
+    loser = np.float32((0.0 - 1.0) / (n - 1))
+    k = g.winners.sum()
+    out = jnp.where(g.winners, jnp.asarray(winner)[k], loser)
+    return jnp.where(g.done & ~g.truncated & (k > 0), out, 0.0).astype(jnp.float32)

@@ -1,0 +1,227 @@
+"""Trash on Pgx's API: ``make(**rules_options)`` returns an environment with Pgx's ``Env``
+interface (``init``, ``step``, ``observe``, ``id``, ``version``, ``num_players``) over the
+JAX engine (:mod:`trash_env.jax_env.engine`).
+
+Where Pgx has a convention this env follows it: ``init(key)`` and ``step(state, action, key)``
+are pure and batch with ``jax.vmap``; ``rewards`` are paid once, at the step that ends the
+game (the engine's zero-sum ``returns()``); a finished state stays finished (steps on it change
+nothing and pay zero) and its ``legal_action_mask`` is all True; an illegal action ends the
+game at once with the offender's loss. The env answers the "Trash!" call for every player
+(as trash_env's other envs do), so the 13 actions are those of ``Discrete(13)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from trash_env.engine import NUM_ACTIONS
+from trash_env.jax_env import engine as E
+from trash_env.jax_env.observe import action_mask, observation, with_pairs
+from trash_env.pairs import check_observation, observation_width
+from trash_env.rules import Rules
+
+ENV_ID = "trash"
+VERSION = "v0"
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class State:
+    """Pgx's six public fields, its step counter and the game (private, as in Pgx)."""
+
+    current_player: jax.Array  # int32: the player to act (the last actor once over)
+    observation: jax.Array  # float32: the current player's observation
+    rewards: jax.Array  # float32 (num_players,): paid at the step that ends the game
+    terminated: jax.Array  # bool
+    truncated: jax.Array  # bool: max_turns reached (no rewards)
+    legal_action_mask: jax.Array  # bool (13,): all True once the game is over
+    _step_count: jax.Array  # int32
+    _game: E.Game
+
+    env_id = ENV_ID
+
+    def replace(self, **changes: Any) -> State:
+        return dataclasses.replace(self, **changes)
+
+    def to_svg(self, **_: Any) -> str:
+        """A one-line text picture of the public table (Pgx's API test saves one)."""
+        g = self._game  # one game or a batch: the arrays are shown as they are
+        text = (
+            f"Trash: to act {g.current.tolist()}, sizes {g.sizes.tolist()}, "
+            f"face-down {g.face_down.tolist()}, stock {g.nstock.tolist()}"
+        )
+        return (
+            '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="24">'
+            f'<text x="4" y="16" font-size="12">{text}</text></svg>'
+        )
+
+    def save_svg(self, filename: str, **kwargs: Any) -> None:
+        with open(filename, "w") as f:
+            f.write(self.to_svg(**kwargs))
+
+
+class TrashEnv:
+    """Trash with Pgx's ``Env`` interface (see the module docstring). Build it with
+    :func:`make`; every method is a pure function of its arguments. The rules travel in the
+    state as arrays: ``jax.jit(env.step)`` compiles once per player count and observation
+    kind, whatever the other options (:func:`init_state` and :func:`step_state` take them as
+    arguments, to share one compilation between envs)."""
+
+    def __init__(self, rules: Rules, observation: str = "plain") -> None:
+        self.rules = rules
+        self.observation_kind = check_observation(observation)
+        self.arrays = E.rules_arrays(rules)
+        self._n = rules.num_players
+
+    @property
+    def id(self) -> str:
+        return ENV_ID
+
+    @property
+    def version(self) -> str:
+        return VERSION
+
+    @property
+    def num_players(self) -> int:
+        return self._n
+
+    @property
+    def num_actions(self) -> int:
+        return NUM_ACTIONS
+
+    @property
+    def observation_shape(self) -> tuple[int, ...]:
+        return (observation_width(self._n, self.observation_kind),)
+
+    def init(self, key: jax.Array) -> State:
+        """A new game dealt from ``key`` (first player, deal and later chance all from it)."""
+        return init_state(key, self.arrays, self._n, self.observation_kind)
+
+    def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
+        """One decision of the player to act. ``key``: the chance of this step (reshuffles,
+        the next deal) draws from it; without one, from the key the game carries (so a game
+        is a function of ``init``'s key and the actions)."""
+        return step_state(state, action, key, self._n, self.observation_kind)
+
+    def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
+        """The observation of ``player_id`` (default: the player to act)."""
+        player = state.current_player if player_id is None else jnp.asarray(player_id, jnp.int32)
+        return observe_game(state._game, player, self._n, self.observation_kind)
+
+
+def observe_game(g: E.Game, player: jax.Array, num_players: int, kind: str) -> jax.Array:
+    """The ``kind`` observation (``plain`` or ``pairs``) of ``player``."""
+    plain = observation(g, player)
+    return with_pairs(plain, num_players) if kind == "pairs" else plain
+
+
+def _state(g: E.Game, rewards: jax.Array, count: jax.Array, n: int, kind: str) -> State:
+    mask = jnp.where(g.done, True, action_mask(g, g.current))
+    return State(
+        current_player=g.current.astype(jnp.int32),
+        observation=observe_game(g, g.current, n, kind),
+        rewards=rewards.astype(jnp.float32),
+        terminated=g.done & ~g.truncated,
+        truncated=g.truncated,
+        legal_action_mask=mask,
+        _step_count=jnp.asarray(count, jnp.int32),
+        _game=g,
+    )
+
+
+def init_state(key: jax.Array, arrays: E.RulesArrays, num_players: int, kind: str) -> State:
+    """``TrashEnv.init`` with the rules as arrays (``E.rules_arrays``)."""
+    g = E.init(key, arrays, num_players, answer_calls=True)
+    # A game can end before anyone decides (with start_size 1 or 2 the forced placements of
+    # the first turns can win every round): it comes back terminated, its rewards paid here.
+    return _state(g, E.returns(g), jnp.int32(0), num_players, kind)
+
+
+def step_state(
+    state: State, action: jax.Array, key: jax.Array | None, num_players: int, kind: str
+) -> State:
+    """``TrashEnv.step`` for ``num_players`` and observation ``kind``."""
+    n = num_players
+    g = state._game
+    if key is not None:
+        g = g._replace(key=key)
+    action = jnp.asarray(action, jnp.int32)
+    over = state.terminated | state.truncated
+    legal = state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
+    legal = legal & (action >= 0) & (action < NUM_ACTIONS)
+    moved, _ = E.step(g, action, answer_calls=True)
+    paid = jnp.where(g.done, 0.0, E.returns(moved))  # only the step that ends the game
+    stepped = _state(moved, paid, state._step_count + 1, n, kind)
+    # Pgx's rule for an illegal action: the game ends at once with the offender's loss (-1;
+    # the others share +1, zero-sum: ``returns()`` as if they had all won).
+    penalty = jnp.where(jnp.arange(n) == state.current_player, -1.0, 1.0 / (n - 1))
+    refused = state.replace(
+        rewards=penalty.astype(jnp.float32),
+        terminated=jnp.bool_(True),
+        legal_action_mask=jnp.ones(NUM_ACTIONS, jnp.bool_),
+        _step_count=state._step_count + 1,
+        _game=g,
+    )
+    out = jax.tree.map(lambda a, b: jnp.where(legal, a, b), stepped, refused)
+    still = state.replace(rewards=jnp.zeros_like(state.rewards))
+    return jax.tree.map(lambda a, b: jnp.where(over, a, b), still, out)
+
+
+def make(observation: str = "plain", **rules_options: object) -> TrashEnv:
+    """Trash with Pgx's API for the rules ``rules_options`` (every :class:`Rules` option;
+    ``observation``: ``"plain"`` or ``"pairs"``). Bad options raise ``ValueError`` here,
+    never inside a trace."""
+    return TrashEnv(Rules.from_options(**rules_options), observation)
+
+
+def auto_reset(
+    step_fn: Callable[..., State], init_fn: Callable[[jax.Array], State]
+) -> Callable[..., State]:
+    """Pgx's ``auto_reset``: a step that starts a new game (``init_fn`` from a split of
+    ``key``) where the step ends one, keeping that step's ``terminated``, ``truncated`` and
+    ``rewards``. A new game that ends before its first decision (``init_state``) is dealt
+    again from a further split of the key, so every game it starts has a decision."""
+
+    def fresh_game(key: jax.Array) -> State:
+        def over(c: tuple[State, jax.Array]) -> jax.Array:
+            return c[0].terminated | c[0].truncated
+
+        def again(c: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
+            key, sub = jax.random.split(c[1])
+            return init_fn(sub), key
+
+        return jax.lax.while_loop(over, again, (init_fn(key), key))[0]
+
+    def wrapped(state: State, action: jax.Array, key: jax.Array) -> State:
+        key1, key2 = jax.random.split(key)
+        state = jax.tree.map(
+            lambda a, b: jnp.where(state.terminated | state.truncated, a, b),
+            state.replace(
+                terminated=jnp.bool_(False),
+                truncated=jnp.bool_(False),
+                rewards=jnp.zeros_like(state.rewards),
+            ),
+            state,
+        )
+        state = step_fn(state, action, key1)
+        fresh = fresh_game(key2).replace(
+            terminated=state.terminated, truncated=state.truncated, rewards=state.rewards
+        )
+        return jax.tree.map(
+            lambda a, b: jnp.where(state.terminated | state.truncated, a, b), fresh, state
+        )
+
+    return wrapped
+
+
+try:  # Pgx's Env as a virtual base, where Pgx is installed: isinstance and issubclass hold
+    import pgx
+
+    pgx.Env.register(TrashEnv)
+except ImportError:  # pragma: no cover - pgx is optional
+    pass
