@@ -152,6 +152,14 @@ def columns_states(columns: dict, rng: list, n: int, size: int) -> list[tuple]:
     ]
 
 
+def batch_states(batch: VectorGame) -> list[tuple]:
+    """Every game of a numba batch as ``reference_state`` lists it."""
+    games = batch.games
+    names = PER_PLAYER + PRIVATE_PER_PLAYER + SCALARS + PRIVATE + PILES
+    columns = {name: games[name] for name in (*names, "nstock", "ndiscard")}
+    return columns_states(columns, games["rng"].tolist(), batch.num_players, len(games))
+
+
 class NumbaEngine:
     """The batched engine (trash_env.vector): games dealt by game seeds, the reference
     ``Game(rules, seed=...)`` plays the same game (same PCG64 stream)."""
@@ -167,10 +175,7 @@ class NumbaEngine:
         return reference_state(game, pcg_words(game))
 
     def states(self) -> list[tuple]:
-        games = self.batch.games
-        names = PER_PLAYER + PRIVATE_PER_PLAYER + SCALARS + PRIVATE + PILES
-        columns = {name: games[name] for name in (*names, "nstock", "ndiscard")}
-        return columns_states(columns, games["rng"].tolist(), self.num_players, self.batch_size)
+        return batch_states(self.batch)
 
     def where(self, i: int) -> str:
         return f"seed {int(self.batch.seeds[i])}"
@@ -538,7 +543,7 @@ def test_first_players_are_those_of_reference_games() -> None:
     batch.reset(seeds=[5, 6, 7], first_players=[2, 0, 1])
     for i, (seed, first) in enumerate(((5, 2), (6, 0), (7, 1))):
         game = Game(rules, seed=seed, first_player=first)
-        assert batch_states(batch)[i] == reference_state(game)
+        assert batch_states(batch)[i] == reference_state(game, pcg_words(game))
         assert batch.rng_state(i) == game.rng.bit_generator.state
     for bad in ([3, 0, 0], [0, 0], [True, 0, 1], [0.0, 1.0, 2.0], [-1, 0, 0]):
         with pytest.raises(ValueError, match="first_players must be 3 integers from 0 to 2"):
