@@ -102,10 +102,11 @@ class Games(NamedTuple):
 # ---------------------------------------------------------------------- the environment
 
 
-def make_env_fns(players: int) -> tuple:
+def make_env_fns(rules: dict[str, Any]) -> tuple:
     """The learner's view of the game at the engine's level (``trash_env.jax_env.engine``,
     calls answered as the env answers them): the opponents' turns cost no observation."""
-    env = make(num_players=players, observation="pairs")
+    env = make(observation="pairs", **rules)  # the run's rules (PipelineRun.env_options)
+    players = env.num_players
     arrays = env.arrays
 
     def opponents(g: E.Game, learner: jax.Array) -> E.Game:
@@ -153,10 +154,10 @@ def make_env_fns(players: int) -> tuple:
 # ---------------------------------------------------------------------- PPO
 
 
-def make_segment(players: int, updates: int, total_updates: int) -> Any:
+def make_segment(rules: dict[str, Any], updates: int, total_updates: int) -> Any:
     """A jitted function running ``updates`` PPO updates (rollout, GAE, epochs) in one
     ``lax.scan``."""
-    env, reset, env_step, look = make_env_fns(players)
+    env, reset, env_step, look = make_env_fns(rules)
     batch = NUM_ENVS * NUM_STEPS
     minibatch = batch // NUM_MINIBATCHES
 
@@ -272,7 +273,7 @@ def main(argv: list[str] | None = None) -> dict:
     while done < total:
         n = min(every, total - done)
         if n not in segments:
-            env, segments[n], start = make_segment(args.players, n, total)
+            env, segments[n], start = make_segment(run.env_options, n, total)
         if carry is None:
             assert start is not None
             carry = start(jax.random.PRNGKey(args.seed))
