@@ -96,7 +96,9 @@ def test_the_batched_kernels_play_every_option(name):
     rules, base = _rules(name)
     reads = hasattr(K, "CFG_" + name.upper())
     table = AS_TABLES.get(name)
-    assert reads or table, f"_kernels.py has no CFG_{name.upper()} index for {name}"
+    assert reads or table, (
+        f"the kernels import no CFG_{name.upper()} index (trash_env/codes.py) for {name}"
+    )
     if table is not None:  # the table built from the rules differs
         assert not np.array_equal(
             getattr(RulesArrays(rules), table), getattr(RulesArrays(base), table)

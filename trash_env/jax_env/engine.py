@@ -28,6 +28,22 @@ import numpy as np
 from jax import lax
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
+from trash_env.codes import (
+    CFG_CALL_TRASH,
+    CFG_CARDS,
+    CFG_EPISODE,
+    CFG_FIRST_PLAYER,
+    CFG_FREE_DRAWS,
+    CFG_LOSERS_REVEAL,
+    CFG_MAX_DEALS,
+    CFG_MAX_TURNS,
+    CFG_RESHUFFLE,
+    CFG_START_SIZE,
+    CFG_TARGET_SIZE,
+    EPISODE_ROUND,
+    RESHUFFLE_ALL,
+    ROTATE,
+)
 from trash_env.engine import (
     ABSENT,
     CALL_TRASH,
@@ -42,7 +58,7 @@ from trash_env.engine import (
     WILD_UP,
     Decision,
 )
-from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, Rules, option_index
+from trash_env.rules import Rules
 
 Array = jax.Array
 
@@ -55,23 +71,6 @@ START_ROUND, DEAL, DRAW_OR_TAKE, PENALTY, PUT = 5, 6, 7, 8, 9
 LAYOUT_COMPLETE, WIN_ROUND, NEXT_TURN, MISS_CALL = 10, 11, 12, 13
 STOP = -1
 
-# ``cfg`` indices: the same names as the numba kernels'.
-CFG_NUM_PLAYERS = option_index("num_players")
-CFG_START_SIZE = option_index("start_size")
-CFG_TARGET_SIZE = option_index("target_size")
-CFG_MAX_DEALS = option_index("max_deals")
-CFG_FIRST_PLAYER = option_index("first_player")
-CFG_RESHUFFLE = option_index("reshuffle")
-CFG_LOSERS_REVEAL = option_index("losers_reveal")
-CFG_FREE_DRAWS = option_index("free_draws")
-CFG_CALL_TRASH = option_index("call_trash")
-CFG_EPISODE = option_index("episode")
-CFG_MAX_TURNS = option_index("max_turns")
-CFG_CARDS = len(Rules.option_names())
-CFG_LEN = CFG_CARDS + 1
-RESHUFFLE_ALL = RESHUFFLE.index("all")
-ROTATE = FIRST_PLAYER.index("rotate")
-EPISODE_ROUND = EPISODE.index("round")
 
 # Pile capacities: one compiled program per capacity and player count (as the numba records).
 CARD_CAPACITIES = (2 * 54, 12 * 54)

@@ -28,6 +28,23 @@ import numpy as np
 from numba import njit, prange
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
+from trash_env.codes import (
+    CFG_CALL_TRASH,
+    CFG_CARDS,
+    CFG_EPISODE,
+    CFG_FIRST_PLAYER,
+    CFG_FREE_DRAWS,
+    CFG_LOSERS_REVEAL,
+    CFG_MAX_DEALS,
+    CFG_MAX_TURNS,
+    CFG_NUM_PLAYERS,
+    CFG_RESHUFFLE,
+    CFG_START_SIZE,
+    CFG_TARGET_SIZE,
+    EPISODE_ROUND,
+    RESHUFFLE_ALL,
+    ROTATE,
+)
 from trash_env.engine import (
     ABSENT,
     CALL_TRASH,
@@ -46,7 +63,7 @@ from trash_env.engine import (
 )
 from trash_env.engine import zero_sum_share as _zero_sum_share
 from trash_env.observation import SLOT_FEATURES
-from trash_env.rules import EPISODE, FIRST_PLAYER, RESHUFFLE, Rules, option_index
+from trash_env.rules import Rules
 from trash_env.vector._pcg import integers, seed_words, shuffle
 
 # Decisions as the plain integers the records hold (the reference engine's ``Decision``).
@@ -57,24 +74,6 @@ NO_CARD = NUM_RANKS  # the one-hot position of "no card" (empty discard pile, em
 # Continuations.
 STOP, BEGIN_TURN, PLAY_HELD, PLAY_HELD_NOSWAP, START_ROUND, FINISH_ROUND = 0, 1, 2, 3, 4, 5
 
-# ``cfg`` is ``Rules.codes()`` (one integer per option, in field order) then the number of
-# cards; the kernels read the options they need at these indices.
-CFG_NUM_PLAYERS = option_index("num_players")
-CFG_START_SIZE = option_index("start_size")
-CFG_TARGET_SIZE = option_index("target_size")
-CFG_MAX_DEALS = option_index("max_deals")
-CFG_FIRST_PLAYER = option_index("first_player")
-CFG_RESHUFFLE = option_index("reshuffle")
-CFG_LOSERS_REVEAL = option_index("losers_reveal")
-CFG_FREE_DRAWS = option_index("free_draws")
-CFG_CALL_TRASH = option_index("call_trash")
-CFG_EPISODE = option_index("episode")
-CFG_MAX_TURNS = option_index("max_turns")
-CFG_CARDS = len(Rules.option_names())
-CFG_LEN = CFG_CARDS + 1
-RESHUFFLE_ALL = RESHUFFLE.index("all")
-ROTATE = FIRST_PLAYER.index("rotate")
-EPISODE_ROUND = EPISODE.index("round")
 # numba freezes these globals into its on-disk cache, which it invalidates only when this file
 # changes: ``cfg_signature()`` compiled beside them tells batch.py whether they still match.
 # The return formula is compiled from the engine's own function (below); numba's cache does not
