@@ -153,7 +153,9 @@ def _sb3_model_of_checkpoint(path: Path):
         device="cpu",
         policy_kwargs=policy_kwargs(TrainConfig()),
     )
-    model.policy.load_state_dict({k: torch.from_numpy(v) for k, v in state["policy"].items()})
+    tensors = state["tensors"]
+    policy = {k[7:]: torch.from_numpy(v) for k, v in tensors.items() if k.startswith("policy/")}
+    model.policy.load_state_dict(policy)
     return model
 
 

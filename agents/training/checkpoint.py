@@ -2,7 +2,7 @@
 (safetensors tensors and one JSON document, version 3, that ``checkpoint.schema.json``
 describes; docs/training.md lists them). No field names a module, a class or a private
 attribute, so code can move and old files still load; reading checks everything before use and
-runs no code. Version 2 files are read through agents.training.checkpoint_v2.
+runs no code.
 """
 
 from __future__ import annotations
@@ -20,17 +20,20 @@ from agents.training.config import RESUME_FLAGS
 
 CHECKPOINT_SUFFIX = ".ckpt"
 FORMAT = "trash-env-checkpoint"
-VERSION = 3
 METADATA_KEY = "trash_env_checkpoint"
 OLD_MAGIC = b"trash-env checkpoint v1\n"  # the pickle format, refused
 MAX_FILE_BYTES = 16 * 2**30
-MAX_HEADER_BYTES = 1 << 28
-FIXED = {  # tensor name -> (dtype, rank)
-    "rng/torch": (np.uint8, 1),
-    "rng/numpy": (np.uint32, 1),
-    "rng/python": (np.uint32, 1),
-    "last_obs": (np.float32, 2),
-    "last_episode_starts": (np.bool_, 1),
+# The sb3 counters' names -> the model's attributes (stable-baselines3's MaskablePPO).
+SB3 = {"n_updates": "_n_updates", "episode_num": "_episode_num",
+       "progress_remaining": "_current_progress_remaining", "ep_info_buffer": "ep_info_buffer",
+       "ep_success_buffer": "ep_success_buffer"}  # fmt: skip
+# The tensors every checkpoint has: dtype and shape (-1: any length).
+FIXED = {
+    "rng/torch": (np.uint8, (-1,)),
+    "rng/numpy": (np.uint32, (624,)),
+    "rng/python": (np.uint32, (625,)),
+    "last_obs": (np.float32, (-1, -1)),
+    "last_episode_starts": (np.bool_, (-1,)),
 }
 
 
@@ -43,63 +46,43 @@ def checkpoint_step(path: Path) -> int:
 # ---------------------------------------------------------------------------- writing
 
 
-def pack(main: dict[str, Any], env: tuple[dict, dict]) -> tuple[dict, dict[str, np.ndarray]]:
-    """The document and tensors of a checkpoint: ``main`` holds the training state as
-    :func:`read_checkpoint` returns it, ``env`` the envs' document and arrays."""
-    optimizer, rng = main["optimizer"], main["rng"]
-    tensors = {f"policy/{k}": v for k, v in main["policy"].items()}
-    for i, values in optimizer["state"].items():
-        tensors.update({f"optimizer/{i}/{k}": v for k, v in values.items()})
-    tensors.update({"rng/torch": rng["torch"], "rng/numpy": rng["numpy"][1]})
-    tensors["rng/python"] = np.asarray(rng["python"][1], np.uint32)
-    tensors.update({k: main[k] for k in ("last_obs", "last_episode_starts")})
-    tensors.update({f"env/{k}": v for k, v in env[1].items()})
-    _, _, pos, has_gauss, gaussian = rng["numpy"]
-    numpy = {"pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(gaussian)}
-    keep = ("timesteps", "snapshots", "imitation", "flags", "shaping_end", "sb3")
-    document = {"format": FORMAT, "version": VERSION, **{key: main[key] for key in keep}}
-    document["optimizer"] = {"param_groups": optimizer["param_groups"]}
-    document["rng"] = {"numpy": numpy, "python": {"gauss": rng["python"][2]}}
-    document["env"] = env[0]
-    return document, {k: np.ascontiguousarray(np.asarray(v)) for k, v in tensors.items()}
-
-
-def _py(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
+def _plain(value: Any) -> Any:
+    """A JSON value: NumPy scalars as numbers, deques as lists."""
+    return json.loads(
+        json.dumps(value, default=lambda v: v.item() if isinstance(v, np.generic) else list(v))
+    )
 
 
 def checkpoint_state(model: Any, env: tuple[dict, dict], **fields: Any) -> tuple[dict, dict]:
-    """A checkpoint of ``model`` at its step: ``env`` from agents.training.env_state,
-    ``fields`` the run's ``snapshots``, ``imitation``, ``flags`` and ``shaping_end``."""
+    """The document and tensors of a checkpoint of ``model`` at its step: ``env`` from
+    agents.training.env_state, ``fields`` the run's ``snapshots``, ``imitation``, ``flags`` and
+    ``shaping_end``."""
     import random
 
     import torch
 
     params = model.get_parameters()  # stable-baselines3's: the policy's and its optimizer's
     optimizer = params["policy.optimizer"]
-    state = {i: {k: torch.as_tensor(v).numpy() for k, v in s.items()}
-             for i, s in optimizer["state"].items()}  # fmt: skip
-    main = {
-        **fields,
-        "timesteps": int(model.num_timesteps),
-        "policy": {k: v.numpy() for k, v in params["policy"].items()},
-        "optimizer": {"state": state, "param_groups": optimizer["param_groups"]},
-        "sb3": {
-            "n_updates": int(model._n_updates),
-            "episode_num": int(model._episode_num),
-            "progress_remaining": float(model._current_progress_remaining),
-            "ep_info_buffer": [{k: _py(v) for k, v in e.items()} for e in model.ep_info_buffer],
-            "ep_success_buffer": [_py(v) for v in model.ep_success_buffer],
-        },
-        "rng": {
-            "torch": torch.get_rng_state().numpy(),
-            "numpy": np.random.get_state(),
-            "python": random.getstate(),
-        },
-        "last_obs": np.asarray(model._last_obs),
-        "last_episode_starts": np.asarray(model._last_episode_starts),
+    tensors = {f"policy/{k}": v.numpy() for k, v in params["policy"].items()}
+    for i, values in optimizer["state"].items():
+        tensors.update(
+            {f"optimizer/{i}/{k}": torch.as_tensor(v).numpy() for k, v in values.items()}
+        )
+    _, words, pos, has_gauss, gaussian = np.random.get_state()
+    _, python, gauss = random.getstate()
+    tensors.update({"rng/torch": torch.get_rng_state().numpy(), "rng/numpy": words,
+                    "rng/python": np.array(python, np.uint32), "last_obs": model._last_obs,
+                    "last_episode_starts": model._last_episode_starts})  # fmt: skip
+    tensors.update({f"env/{k}": v for k, v in env[1].items()})
+    numpy = {"pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(gaussian)}
+    document = {
+        **{"format": FORMAT, "version": 3, "timesteps": int(model.num_timesteps), **fields},
+        "sb3": {key: _plain(getattr(model, attr)) for key, attr in SB3.items()},
+        "optimizer": {"param_groups": _plain(optimizer["param_groups"])},
+        "rng": {"numpy": numpy, "python": {"gauss": gauss}},
+        "env": env[0],
     }
-    return pack(main, env)
+    return document, {k: np.ascontiguousarray(np.asarray(v)) for k, v in tensors.items()}
 
 
 def write_checkpoint(path: Path, state: tuple[dict, dict]) -> None:
@@ -125,93 +108,79 @@ def _validator() -> Any:
     return Draft202012Validator(schema)
 
 
-def _read_container(data: bytes) -> tuple[Any, dict[str, np.ndarray]]:
-    """The JSON document and the tensors of a checkpoint file's bytes (checked container)."""
-    from safetensors.numpy import load
+def _read_file(path: Path) -> tuple[Any, dict[str, np.ndarray]]:
+    """The JSON document and the tensors of a checkpoint file, parsed by safetensors (which
+    bounds its header and checks every tensor's extent) and a bounded JSON reader."""
+    from safetensors import safe_open
 
     from agents.policies.model_file import parse_json
 
-    if data.startswith(OLD_MAGIC):
-        raise ValueError(
-            "it is in the old pickle format, which ran any code a crafted file held; the format "
-            "changed to tensors and JSON and old checkpoints cannot be resumed: start the run again"
-        )
-    size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
-    if not 0 <= size <= min(MAX_HEADER_BYTES, len(data) - 8):
-        raise ValueError("damaged or truncated (its header runs past the end of the file)")
-    header = parse_json(data[8 : 8 + size], "its header", max_bytes=MAX_HEADER_BYTES, max_depth=4)
-    metadata = header.get("__metadata__") if isinstance(header, dict) else None
-    if not isinstance(metadata, dict) or set(metadata) != {METADATA_KEY}:
-        raise ValueError("not a train.py checkpoint (no trash-env checkpoint metadata)")
-    document = parse_json(metadata[METADATA_KEY], "its document", max_depth=200)
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ValueError(f"more than the {MAX_FILE_BYTES} bytes allowed")
+    with path.open("rb") as handle:
+        if handle.read(len(OLD_MAGIC)) == OLD_MAGIC:
+            raise ValueError(
+                "it is in the old pickle format, which ran any code a crafted file held; the "
+                "format changed to tensors and JSON and old checkpoints cannot be resumed: "
+                "start the run again"
+            )
     try:
-        return document, load(data)
+        with safe_open(str(path), "np") as file:
+            metadata, tensors = file.metadata(), {k: file.get_tensor(k) for k in file.keys()}
     except Exception as error:  # safetensors' own errors (no code runs): say what they say
         raise ValueError(f"damaged or truncated ({str(error)[:200]})") from None
+    if not isinstance(metadata, dict) or set(metadata) != {METADATA_KEY}:
+        raise ValueError("not a train.py checkpoint (no trash-env checkpoint metadata)")
+    return parse_json(metadata[METADATA_KEY], "its document", max_depth=200), tensors
 
 
-def _take(tensors: dict[str, np.ndarray], name: str, dtype: Any, rank: int = -1) -> Any:
-    array = tensors.pop(name, None)
-    if array is None or array.dtype != dtype or rank not in (-1, array.ndim):
-        raise ValueError(f"the tensor {name} is missing or not {np.dtype(dtype)} (rank {rank})")
-    return array
-
-
-def unpack(document: dict, tensors: dict[str, np.ndarray]) -> dict[str, Any]:
-    """The training state of a document checked against the schema, and its tensors (each
-    checked here or, the env's, by agents.training.env_state)."""
+def unpack(document: Any, tensors: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The training state: the document checked against the schema, with ``tensors`` (the
+    checked policy, optimizer, rng and last-step tensors) and ``envs`` (the envs' fields)."""
     from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
     error = best_match(_validator().iter_errors(document))
     if error is not None:
         where = "/".join(map(str, error.absolute_path)) or "top level"
         raise ValueError(f"its document at {where}: {error.message[:200]}")
-    try:  # NaN passes every range of the schema; JSON has none, a migrated version 2 may
-        json.dumps(document, allow_nan=False)
-    except ValueError:
-        raise ValueError("its document holds a number that is not finite") from None
-    state = {k: v for k, v in document.items() if k not in ("format", "version", "env", "rng")}
-    fixed = {name: _take(tensors, name, *kind) for name, kind in FIXED.items()}
-    names = sorted(tensors)
-    state["policy"] = {n[7:]: _take(tensors, n, np.float32) for n in names if n[:7] == "policy/"}
-    optimizer: dict[int, dict[str, np.ndarray]] = {}
-    for name in [n for n in names if n.startswith("optimizer/")]:
-        if not re.fullmatch(r"optimizer/\d{1,4}/\w{1,64}", name):
-            raise ValueError(f"a bad tensor name {name[:80]!r}")
-        _, i, key = name.split("/")
-        optimizer.setdefault(int(i), {})[key] = _take(tensors, name, np.float32)
-    state["optimizer"] = {"state": optimizer, **document["optimizer"]}
-    if set(optimizer) != {p for g in document["optimizer"]["param_groups"] for p in g["params"]}:
+    for name, (dtype, shape) in FIXED.items():
+        array = tensors.get(name)
+        if (
+            array is None
+            or array.dtype != dtype
+            or array.ndim != len(shape)
+            or any(want not in (-1, have) for want, have in zip(shape, array.shape, strict=True))
+        ):
+            wanted = f"{np.dtype(dtype)} of shape {shape}".replace("-1", "n")
+            raise ValueError(f"the tensor {name} is missing or not {wanted}")
+    env = document["env"]  # its arrays are checked by agents.training.env_state
+    arrays = {n[4:]: tensors.pop(n) for n in list(tensors) if re.fullmatch(r"env/[\w/]{1,200}", n)}
+    policy = [n for n in tensors if re.fullmatch(r"policy/[\w.]{1,200}", n)]
+    optimizer = [n for n in tensors if re.fullmatch(r"optimizer/\d{1,4}/\w{1,64}", n)]
+    odd = set(tensors) - set(FIXED) - set(policy) - set(optimizer)
+    if odd or not policy or (env["kind"] != "batched" and arrays):
+        raise ValueError(f"unexpected or missing tensors ({', '.join(sorted(odd))[:200]})")
+    if any(tensors[n].dtype != np.float32 for n in policy + optimizer):
+        raise ValueError("its policy or optimizer tensors are not float32")
+    params = {p for g in document["optimizer"]["param_groups"] for p in g["params"]}
+    if {int(n.split("/")[1]) for n in optimizer} != params:
         raise ValueError("its optimizer state does not cover its parameters")
-    if fixed["rng/numpy"].shape != (624,) or fixed["rng/python"].shape != (625,):
-        raise ValueError("its numpy or python random state has the wrong length")
-    numpy, gauss = document["rng"]["numpy"], document["rng"]["python"]["gauss"]
-    state["rng"] = {
-        "torch": fixed["rng/torch"],
-        "numpy": ("MT19937", fixed["rng/numpy"], numpy["pos"], numpy["has_gauss"],
-                  numpy["cached_gaussian"]),
-        "python": (3, tuple(int(x) for x in fixed["rng/python"]), gauss),
-    }  # fmt: skip
-    state.update(last_obs=fixed["last_obs"], last_episode_starts=fixed["last_episode_starts"])
-    env, arrays = document["env"], {n[4:]: tensors.pop(n) for n in names if n[:4] == "env/"}
-    if tensors or (env["kind"] != "batched" and arrays) or not state["policy"]:
-        raise ValueError(f"unexpected or missing tensors ({', '.join(sorted(tensors))[:200]})")
-    state["envs"] = [{**env, "arrays": arrays}] if env["kind"] == "batched" else env["envs"]
-    return state
+    state = {k: v for k, v in document.items() if k not in ("format", "version", "env")}
+    envs = [{**env, "arrays": arrays}] if env["kind"] == "batched" else env["envs"]
+    return {**state, "tensors": tensors, "envs": envs}
 
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
     """The checked contents of a checkpoint file; ``ValueError`` saying why it is refused."""
-    from agents.training.checkpoint_v2 import migrate
-
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ValueError(f"more than the {MAX_FILE_BYTES} bytes allowed")
-        document, tensors = _read_container(path.read_bytes())
+        document, tensors = _read_file(path)
     except OSError as error:
         raise ValueError(f"cannot read it ({error.strerror or error})") from None
     if isinstance(document, dict) and document.get("version") == 2:
-        document, tensors = pack(*migrate(document, tensors))
+        raise ValueError(
+            "it is a version 2 checkpoint, a format of development versions that no release "
+            "wrote: it cannot be resumed, start the run again"
+        )
     return {**unpack(document, tensors), "path": str(path)}
 
 
@@ -229,12 +198,12 @@ def find_checkpoint(where: Path) -> dict[str, Any]:
     if not where.exists():
         raise ValueError(f"--resume: checkpoint {shown} not found")
     folder, newest = (where, 10**13) if where.is_dir() else (where.parent, checkpoint_step(where))
-    older = [p for p in folder.glob("step_*" + CHECKPOINT_SUFFIX) if checkpoint_step(p) < newest]
-    candidates = ([] if where.is_dir() else [where]) + sorted(
-        [p for p in older if checkpoint_step(p) >= 0], key=checkpoint_step, reverse=True
+    older = [
+        p for p in folder.glob("step_*" + CHECKPOINT_SUFFIX) if 0 <= checkpoint_step(p) < newest
+    ]
+    candidates = ([where] if where.is_file() else []) + sorted(
+        older, key=checkpoint_step, reverse=True
     )
-    if not candidates:
-        raise ValueError(f"--resume: no step_N{CHECKPOINT_SUFFIX} checkpoint in {shown}")
     for path in candidates:
         try:
             state = read_checkpoint(path)
@@ -246,6 +215,8 @@ def find_checkpoint(where: Path) -> dict[str, Any]:
             print(f"train.py: --resume: using the previous good checkpoint {safe_text(path)}",
                   file=sys.stderr)  # fmt: skip
         return state
+    if not candidates:
+        raise ValueError(f"--resume: no step_N{CHECKPOINT_SUFFIX} checkpoint in {shown}")
     raise ValueError(f"--resume: no usable checkpoint in {shown} (every one is damaged or refused)")
 
 
@@ -260,45 +231,44 @@ def restore_model(state: dict[str, Any], venv: Any, model: Any) -> Any:
 
     import torch
 
-    where = "--resume: the checkpoint's"
-    optimizer = state["optimizer"]
-    groups = [
-        {**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in optimizer["param_groups"]
-    ]
-    params = {
-        "policy": {k: torch.from_numpy(v.copy()) for k, v in state["policy"].items()},
-        "policy.optimizer": {
-            "state": {i: {k: torch.from_numpy(v.copy()) for k, v in s.items()}
-                      for i, s in optimizer["state"].items()},
-            "param_groups": groups,
-        },
-    }  # fmt: skip
-    try:
-        model.set_parameters(params, exact_match=True)  # stable-baselines3's: strict
+    where, tensors = "--resume: the checkpoint's", state["tensors"]
+
+    def named(prefix: str) -> dict[str, Any]:
+        return {n[len(prefix) :]: torch.from_numpy(v.copy()) for n, v in tensors.items()
+                if n.startswith(prefix)}  # fmt: skip
+
+    groups = state["optimizer"]["param_groups"]
+    optimizer = {
+        "state": {i: named(f"optimizer/{i}/") for g in groups for i in g["params"]},
+        "param_groups": [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in groups],
+    }
+    try:  # stable-baselines3's, strict
+        params = {"policy": named("policy/"), "policy.optimizer": optimizer}
+        model.set_parameters(params, exact_match=True)
     except (RuntimeError, ValueError, KeyError, TypeError) as error:
         first = (str(error).splitlines() or [type(error).__name__])[0][:200]
         raise ValueError(
             f"{where} policy or optimizer does not fit this network ({first})"
         ) from None
-    obs, starts = state["last_obs"], state["last_episode_starts"]
-    if obs.shape != (venv.num_envs, *venv.observation_space.shape) or starts.shape != (
-        venv.num_envs,
-    ):
+    obs, starts = tensors["last_obs"], tensors["last_episode_starts"]
+    if obs.shape != (venv.num_envs, *venv.observation_space.shape) or len(starts) != len(obs):
         raise ValueError(f"{where} last observations do not fit these envs")
-    sb3, window = state["sb3"], model._stats_window_size
     model.num_timesteps = int(state["timesteps"])
-    model._n_updates, model._episode_num = sb3["n_updates"], sb3["episode_num"]
-    model._current_progress_remaining = sb3["progress_remaining"]
-    model.ep_info_buffer = deque(sb3["ep_info_buffer"], maxlen=window)
-    model.ep_success_buffer = deque(sb3["ep_success_buffer"], maxlen=window)
+    for key, attr in SB3.items():  # the two buffers as deques of the model's window
+        value = state["sb3"][key]
+        window = model._stats_window_size
+        setattr(model, attr, deque(value, maxlen=window) if isinstance(value, list) else value)
     model._last_obs = obs.astype(venv.observation_space.dtype)
     model._last_episode_starts = starts
     # The model's constructor reseeded every generator: put back the checkpoint's states.
-    rng = state["rng"]
+    numpy, gauss = state["rng"]["numpy"], state["rng"]["python"]["gauss"]
     try:
-        torch.set_rng_state(torch.from_numpy(rng["torch"].copy()))
-        np.random.set_state(rng["numpy"])
-        random.setstate(rng["python"])
+        torch.set_rng_state(torch.from_numpy(tensors["rng/torch"].copy()))
+        words = tensors["rng/numpy"]
+        np.random.set_state(
+            ("MT19937", words, numpy["pos"], numpy["has_gauss"], numpy["cached_gaussian"])
+        )
+        random.setstate((3, tuple(tensors["rng/python"].tolist()), gauss))
     except (RuntimeError, ValueError, TypeError) as error:
         raise ValueError(f"{where} random states are damaged ({str(error)[:200]})") from None
     return model

@@ -9,48 +9,29 @@ through the engine, which checks every action.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-# Document name -> the batch core's attribute (SoloBatch), so that renaming one leaves files
-# loadable.
+# Array name -> the batch core's attribute (SoloBatch): renaming one leaves files loadable.
 BATCH_ARRAYS = {
-    "seats": "seats",
-    "opponent_kinds": "kinds",
-    "opponent_weights": "weights",
-    "opponent_policy": "policy_of",
-    "opponent_rngs": "orngs",
-    "episode_return": "episode_return",
-    "episode_length": "episode_length",
-    "episode_start": "episode_start",
-    "episode_shaping": "episode_shaping",
-    "shaping_potential": "follower.potential",
-    "shaping_deals": "follower.deals",
-}
+    "game_seeds": "batch.seeds", "seats": "seats", "opponent_kinds": "kinds",
+    "opponent_weights": "weights", "opponent_policy": "policy_of", "opponent_rngs": "orngs",
+    "episode_return": "episode_return", "episode_length": "episode_length",
+    "episode_start": "episode_start", "episode_shaping": "episode_shaping",
+    "shaping_potential": "follower.potential", "shaping_deals": "follower.deals",
+}  # fmt: skip
+# Field name -> the shaping wrapper's attribute (ProgressShaping; its follower holds one game).
+SHAPING = {"coef": "coef", "potential": "_follower.potential", "deals": "_follower.deals",
+           "sum": "_sum", "fresh": "_fresh"}  # fmt: skip
 SNAPSHOT = ".safetensors:deterministic=false"  # a self-play snapshot's spec (envs.opponent_pool)
-# Document name -> the shaping wrapper's attribute (ProgressShaping): its follower holds one game.
-SHAPING = {
-    "coef": "coef",
-    "potential": "_follower.potential",
-    "deals": "_follower.deals",
-    "sum": "_sum",
-    "fresh": "_fresh",
-}
-
-
-def _get(owner: Any, path: str) -> Any:
-    for name in path.split("."):
-        owner = getattr(owner, name)
-    return owner
 
 
 def _set(owner: Any, path: str, value: Any) -> None:
-    *parents, name = path.split(".")
-    for parent in parents:
-        owner = getattr(owner, parent)
-    setattr(owner, name, value)
+    parent, _, name = path.rpartition(".")
+    setattr(attrgetter(parent)(owner) if parent else owner, name, value)
 
 
 def check_from_run(specs: list[str | None], pool: list[str]) -> None:
@@ -67,9 +48,8 @@ def batched_env_state(venv: Any) -> tuple[dict, dict[str, np.ndarray]]:
     if any(p is not None and s is None for p, s in zip(core.policies, specs, strict=True)):
         raise ValueError("an opponent given as an object, not a spec, cannot be checkpointed")
     arrays = {f"games/{name}": batch.games[name] for name in batch.games.dtype.names}
-    arrays["game_seeds"] = batch.seeds
     arrays["next_game_seeds"] = batch._seed_buffer[batch._seed_pos :]
-    arrays.update({name: _get(core, attr) for name, attr in BATCH_ARRAYS.items()})
+    arrays.update({name: attrgetter(attr)(core) for name, attr in BATCH_ARRAYS.items()})
     document = {
         "kind": "batched",
         "rules": core.rules.to_dict(),
@@ -88,54 +68,46 @@ def restore_batched_env(saved: list[Any], config: Any, reference: Any) -> Any:
     from trash_env.vector.env import _classify
     from trash_env.vector.validate import check_seats, games_from_fields
 
-    where = "--resume: the checkpoint's batched env"
     if len(saved) != 1 or saved[0]["kind"] != "batched":
-        raise ValueError(f"{where.replace(' batched env', '')} envs are not one batch")
-    env, core, batch = saved[0], reference.core, reference.core.batch
-    arrays = dict(env["arrays"])
+        raise ValueError("--resume: the checkpoint's envs are not one batch")
+    env, core, arrays = saved[0], reference.core, dict(saved[0]["arrays"])
     try:
         if Rules.from_options(**env["rules"]) != core.rules:
             raise ValueError("plays other rules")
         if env["opponents"] != core.opponent_specs:
             raise ValueError("has another opponent pool")
-        pool = len(core.opponent_specs)
-        check_from_run(env["policies"][pool:], core.opponent_specs)
-        policies = core.policies + [
-            _classify(spec)[2] if spec is not None else None for spec in env["policies"][pool:]
-        ]
+        seated = env["policies"][len(core.opponent_specs) :]  # self-play snapshots since
+        check_from_run(seated, core.opponent_specs)
+        policies = core.policies + [None if s is None else _classify(s)[2] for s in seated]
         fields = {k[6:]: arrays.pop(k) for k in list(arrays) if k.startswith("games/")}
         games = games_from_fields(fields, core.rules) if fields else np.zeros(0)
         if len(games) != config.envs:
             raise ValueError(f"does not match --envs {config.envs}")
-        values = {}
-        for name, attr in {**BATCH_ARRAYS, "game_seeds": "seeds"}.items():
-            like = _get(core if name != "game_seeds" else batch, attr)
-            value = arrays.pop(name, None)
+        values = {name: arrays.pop(name, None) for name in BATCH_ARRAYS}
+        for name, value in values.items():
+            like = attrgetter(BATCH_ARRAYS[name])(core)
             if value is None or value.dtype != like.dtype or value.shape != like.shape:
                 raise ValueError(f"has no {name} array of {like.dtype} {like.shape}")
-            values[name] = value
         next_seeds = arrays.pop("next_game_seeds", np.zeros(0))
         if next_seeds.dtype != np.uint64 or next_seeds.ndim != 1 or arrays:
             raise ValueError(f"has bad arrays ({', '.join(sorted(arrays)) or 'next_game_seeds'})")
-        floats = [values[k] for k in values if values[k].dtype == np.float64]
-        if not all(np.isfinite(v).all() for v in floats) or (values["opponent_weights"] < 0).any():
-            raise ValueError("holds episode figures that are not finite numbers")
-        if (values["episode_length"] < 0).any() or (values["shaping_deals"] < 0).any():
-            raise ValueError("holds negative counts")
-        seated = values["opponent_policy"]
+        counts = [values[n] for n in ("opponent_weights", "episode_length", "shaping_deals")]
+        if any((v < 0).any() for v in counts) or not all(
+            np.isfinite(v).all() for v in values.values() if v.dtype == np.float64
+        ):
+            raise ValueError("holds episode figures that are negative or not finite")
         check_seats(
-            games, values["seats"], values["opponent_kinds"], seated, len(policies),
-            values["opponent_rngs"], core.rules.num_players,
+            games, values["seats"], values["opponent_kinds"], values["opponent_policy"],
+            len(policies), values["opponent_rngs"], core.rules.num_players,
         )  # fmt: skip
-        if any(policies[i] is None for i in np.unique(seated[seated >= 0])):
+        if any(policies[i] is None for i in np.unique(values["opponent_policy"]) if i >= 0):
             raise ValueError("seats a policy it does not name")
         core.rng.bit_generator.state = env["rng"]
-        batch.rng.bit_generator.state = env["game_rng"]
+        core.batch.rng.bit_generator.state = env["game_rng"]
     except (ValueError, TypeError) as error:
-        raise ValueError(f"{where} {error}") from None
-    batch.games[:] = games
-    batch.seeds[:] = values.pop("game_seeds")
-    batch._seed_buffer, batch._seed_pos = next_seeds.copy(), 0
+        raise ValueError(f"--resume: the checkpoint's batched env {error}") from None
+    core.batch.games[:] = games
+    core.batch._seed_buffer, core.batch._seed_pos = next_seeds.copy(), 0
     for name, value in values.items():
         _set(core, BATCH_ARRAYS[name], value.copy())
     core.policies, core.shaping = policies, env["shaping"]
@@ -172,15 +144,14 @@ class Checkpointable(gym.Wrapper):
         episode = dict(self.episode) if self.episode is not None else None
         if episode is not None and not episode.pop("replayable"):
             raise ValueError("an episode reset with options or against agent objects (not specs)")
-        shaping = {name: _get(self.env, attr) for name, attr in SHAPING.items()}
-        one = {"potential": float(shaping["potential"][0]), "deals": int(shaping["deals"][0])}
-        return {"episode": episode, "shaping": {**shaping, **one, "coef": float(shaping["coef"])}}
+        shaping = {name: attrgetter(attr)(self.env) for name, attr in SHAPING.items()}
+        shaping.update(potential=float(shaping["potential"][0]), deals=int(shaping["deals"][0]))
+        return {"episode": episode, "shaping": {**shaping, "coef": float(shaping["coef"])}}
 
 
 def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkpointable:
     """``reference`` (a new ``ProgressShaping(Monitor(TrashSoloEnv))``) replaying the
     checkpoint's episode, with its shaping figures."""
-    where = f"--resume: the checkpoint's env {rank}"
     env, solo = Checkpointable(reference), reference.unwrapped
     episode, pool = saved["episode"], list(solo._pool)
     try:
@@ -195,10 +166,9 @@ def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkp
                     raise ValueError("episode does not replay (it ends before its last action)")
             solo.set_opponents(pool)
     except (ValueError, TypeError, RuntimeError) as error:
-        raise ValueError(f"{where}: {str(error)[:300]}") from None
-    figures = dict(saved["shaping"])
+        raise ValueError(f"--resume: the checkpoint's env {rank}: {str(error)[:300]}") from None
+    figures = {**saved["shaping"], "deals": np.array([saved["shaping"]["deals"]], np.int64)}
     figures["potential"] = np.array([figures["potential"]], np.float64)
-    figures["deals"] = np.array([figures["deals"]], np.int64)
     for name, attr in SHAPING.items():
         _set(reference, attr, figures[name])
     return env

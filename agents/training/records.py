@@ -2,18 +2,16 @@
 back to the checkpoint's step, the ``.json`` sidecar copies rewritten from their models, and
 the temp files of interrupted writes removed.
 
-Why this design: a model file holds its sidecar in its own metadata and is replaced by one
-atomic rename, so it always describes itself; the ``.json`` beside it is a readable copy,
-renamed a moment later. A kill between the two renames leaves a copy of another step's
-sidecar: rather than teach every reader to distrust the copy, a run rewrites every copy that
-differs from its model's own sidecar before it does anything else (loaders read the
-embedded one).
+Why the copies: a model file holds its sidecar in its metadata and is replaced by one atomic
+rename; the ``.json`` beside it, a readable copy renamed a moment later, may be another step's
+after a kill. Loaders read the embedded sidecar; a run rewrites every copy that differs.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 from agents.training.config import MODEL_SUFFIX
@@ -24,9 +22,7 @@ def model_files(run_dir: Path, stem: str) -> list[Path]:
     checkpoints' policies and its self-play pool."""
     found = [run_dir / f"{stem}{MODEL_SUFFIX}"]
     for kind in ("checkpoints", "pool"):
-        folder = run_dir / f"{stem}_{kind}"
-        if folder.is_dir():
-            found += sorted(folder.glob(f"*{MODEL_SUFFIX}"))
+        found += sorted((run_dir / f"{stem}_{kind}").glob(f"*{MODEL_SUFFIX}"))
     return [path for path in found if path.is_file()]
 
 
@@ -45,34 +41,26 @@ def repair_sidecar_copy(model: Path) -> bool:
             text = (handle.metadata() or {})[METADATA_KEY]
     except (ValueError, OSError, KeyError):
         return False
-    copy = sidecar_path(model)
     try:
-        if copy.read_text(encoding="utf-8") == text:
+        if sidecar_path(model).read_bytes() == text.encode("utf-8"):
             return False
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         pass
-    atomic_write_text(copy, text)
+    atomic_write_text(sidecar_path(model), text)
     return True
 
 
-def remove_temp_files(run_dir: Path, stem: str) -> list[Path]:
-    """Remove the temp files (``.NAME.*.tmp``, trash_env.cli.atomic_write_bytes) of writes
+def remove_temp_files(run_dir: Path, stem: str) -> int:
+    """Remove the temp files (``.NAME.*.tmp``, trash_env.files.atomic_write_bytes) of writes
     a kill interrupted: those of the run's own files beside ``--out``, and every one in its
-    checkpoints and pool folders."""
-    names = (f"{stem}{MODEL_SUFFIX}", f"{stem}.json", f"{stem}_log.csv", f"{stem}_curve.png")
-    stale = [p for name in names for p in run_dir.glob(f".{name}.*.tmp")]
-    for kind in ("checkpoints", "pool"):
-        folder = run_dir / f"{stem}_{kind}"
-        if folder.is_dir():
-            stale += folder.glob(".*.tmp")
-    removed = []
-    for path in stale:
-        try:
-            path.unlink()
-            removed.append(path)
-        except OSError:
-            pass
-    return removed
+    checkpoints and pool folders; returns how many."""
+    from trash_env.files import sweep_temp_files
+
+    own = (MODEL_SUFFIX, ".json", "_log.csv", "_curve.png")
+    removed = sweep_temp_files(run_dir, "|".join(re.escape(stem + end) for end in own))
+    return removed + sum(
+        sweep_temp_files(run_dir / f"{stem}_{k}", ".+") for k in ("checkpoints", "pool")
+    )
 
 
 def cut_log(csv_path: Path, step: int) -> int | None:
@@ -85,22 +73,12 @@ def cut_log(csv_path: Path, step: int) -> int | None:
         return None
     with csv_path.open(newline="", encoding="utf-8", errors="replace") as handle:
         reader = csv.DictReader(handle)
-        fields = reader.fieldnames
-        rows = list(reader)
-    if not fields:
-        return None
-
-    def step_of(row: dict) -> int | None:
-        try:
-            return int(row.get("timesteps") or "")
-        except ValueError:
-            return None
-
-    kept = [row for row in rows if (s := step_of(row)) is not None and s <= step]
-    if len(kept) != len(rows):
+        rows = [(row, row.get("timesteps") or "") for row in reader]
+    kept = [(row, int(s)) for row, s in rows if s.isdecimal() and int(s) <= step]
+    if reader.fieldnames and len(kept) != len(rows):
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\r\n")
+        writer = csv.DictWriter(buffer, fieldnames=reader.fieldnames, lineterminator="\r\n")
         writer.writeheader()
-        writer.writerows(kept)
+        writer.writerows(row for row, _ in kept)
         atomic_write_text(csv_path, buffer.getvalue())
-    return step_of(kept[-1]) if kept else None
+    return kept[-1][1] if kept else None
