@@ -1,7 +1,8 @@
 """The statistics of a tournament: Wilson intervals, the per-agent, head-to-head, seat and
 first-seat figures, and TrueSkill ratings, computed from the games of
-:func:`agents.evaluation.evaluate` one game at a time in deal order (so a seed gives the same
-numbers whatever the number of workers).
+:func:`agents.evaluation.evaluate` in deal order (so a seed gives the same numbers whatever the
+number of workers): one game at a time (:meth:`Tally.add`), or a batch of games held as arrays
+(:meth:`Tally.add_columns`, the batched engine's), which gives the same numbers to the last bit.
 
 Counting: a spec's ``games`` counts each seat it held (a line-up with 3 copies of a spec counts 3
 per game). A game with ``k`` winners gives each ``1/k`` of a win; a truncated game gives no win.
