@@ -208,3 +208,20 @@ def test_training_evaluations_play_on_the_batched_engine(monkeypatch, tmp_path: 
     played.clear()
     curve.record(1, lambda observation, mask: int(mask.argmax()))
     assert played == []  # a callable has no batched form
+
+
+def test_a_rows_logits_do_not_depend_on_the_batch() -> None:
+    """Each row's logits are the same whatever the batch holds and however large it is (the
+    parallel and serial forms of the first layer, one dense form): a game's actions cannot
+    depend on the other games, the chunk size or the number of games."""
+    from agents.bots.base import make_agent
+    from agents.evaluation._forward import forward
+    from trash_env.vector._kernels import PARALLEL_MIN_GAMES
+
+    agent = make_agent("pretrained")
+    rng = np.random.default_rng(5)
+    x = (rng.random((PARALLEL_MIN_GAMES * 2, agent.input_size)) < 0.2).astype(np.float32)
+    whole = forward(agent.layers, x)
+    assert np.array_equal(forward(agent.layers, x[:7]), whole[:7])
+    assert np.array_equal(forward(agent.layers, x[::-1][:300]), whole[::-1][:300])
+    assert np.array_equal(forward(agent.layers, x[3:4]), whole[3:4])

@@ -41,3 +41,27 @@ def test_env_names_are_imported_on_first_use() -> None:
     assert "make_vec_env" in dir(vector)
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         vector.nothing  # noqa: B018
+
+
+def test_import_vector_skips_scipy_linalg_and_leaves_numba_whole() -> None:
+    """numba's BLAS probe (an import of scipy.linalg) is skipped while the engine loads; a
+    user's compiled np.dot and np.linalg still work afterwards, scipy then imported."""
+    pytest.importorskip("scipy", reason="numba's BLAS functions need scipy")
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from numba import njit\n"
+        "from trash_env.rules import Rules\n"
+        "from trash_env.vector import VectorGame\n"
+        "VectorGame(Rules(), 4).reset(seeds=[1, 2, 3, 4])\n"
+        "print('linalg' if 'scipy.linalg' in sys.modules else 'no-linalg')\n"
+        "f = njit(lambda a: (np.dot(a, a), np.linalg.norm(a), np.convolve(a, a)))\n"
+        "print(f(np.ones(3)))\n"
+        "print('linalg' if 'scipy.linalg' in sys.modules else 'no-linalg')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split("\n")
+    assert out[0] == "no-linalg", out
+    assert out[1] == "(3.0, 1.7320508075688772, array([1., 2., 3., 2., 1.]))", out
+    assert out[2] == "linalg", out

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from agents.bots.base import make_agent
-from agents.evaluation.tournament import GameResult, Plan, agent_seed, deal_seed, game_file
+from agents.evaluation.tournament import GameColumns, Plan, agent_seeds, deal_seeds, game_file
 from agents.play.game_log import build_log, write_game_file
 from agents.policies.policy import PolicyAgent, PretrainedAgent
 from trash_env.engine import NUM_ACTIONS, Game
@@ -150,55 +150,54 @@ class BatchedPlayer:
                 self.policies[spec] = agent
         self.policy_specs = sorted(self.policies)
 
-    def play(self, first: int, stop: int) -> list[GameResult]:
+    def play(self, first: int, stop: int) -> GameColumns:
         """Deals ``first`` to ``stop - 1``: every line-up in every seating, in that order (the
-        order and the results of ``play_deals``)."""
+        order and the results of ``play_deals``), as columns."""
         from trash_env.vector import VectorGame
         from trash_env.vector import _kernels as K
         from trash_env.vector._pcg import RNG_WORDS
 
         plan, n = self.plan, self.n
-        seed = plan.seed
-        rows: list[tuple[int, int, int, tuple[str, ...]]] = []
-        game_seeds, firsts = [], []
-        for d in range(first, stop):
-            game_seed, first_seat = deal_seed(seed, d, n)
-            for li, orders in enumerate(plan.seatings):
-                for si, seats in enumerate(orders):
-                    rows.append((d, li, si, seats))
-                    game_seeds.append(game_seed)
-                    firsts.append(first_seat)
-        size = len(rows)
+        # Game g is deal first + g // per_deal in seat order g % per_deal (line-up, seating).
+        orders = [seats for orders in plan.seatings for seats in orders]
+        per_deal = len(orders)
+        places = [(li, si) for li, group in enumerate(plan.seatings) for si in range(len(group))]
+        order = np.tile(np.arange(per_deal), stop - first)
+        deal = np.repeat(np.arange(first, stop, dtype=np.int64), per_deal)
+        lineup = np.array([li for li, _ in places], np.int64)[order]
+        seating = np.array([si for _, si in places], np.int64)[order]
+        deal_games, deal_firsts = deal_seeds(plan.seed, np.arange(first, stop), n)
+        game_seeds = np.repeat(deal_games, per_deal).tolist()
+        firsts = np.repeat(deal_firsts, per_deal)
+        size = len(order)
         width = MAX_PLAYERS  # a VectorGame's records have room for every player count
-        kinds = np.full((size, width), K.BOT_LEARNER, np.int64)
-        weights = np.zeros((size, width))
-        policy_of = np.full((size, width), -1, np.int64)
+        kind_of = np.full((per_deal, width), K.BOT_LEARNER, np.int64)
+        weight_of = np.zeros((per_deal, width))
+        policy_table = np.full((per_deal, width), -1, np.int64)
+        for k, seats in enumerate(orders):
+            for p, spec in enumerate(seats):
+                kind_of[k, p], weight_of[k, p] = self.kind[spec], self.weight[spec]
+                if spec in self.policies:
+                    policy_table[k, p] = self.policy_specs.index(spec)
+        kinds, weights, policy_of = kind_of[order], weight_of[order], policy_table[order]
         streams = np.zeros((size, width, RNG_WORDS), np.uint64)
-        random_seats: list[tuple[int, int]] = []
-        for g, row in enumerate(rows):
-            for p, spec in enumerate(row[3]):
-                kinds[g, p] = self.kind[spec]
-                weights[g, p] = self.weight[spec]
-                if kinds[g, p] == K.BOT_RANDOM:
-                    random_seats.append((g, p))
-                elif spec in self.policies:
-                    policy_of[g, p] = self.policy_specs.index(spec)
-        if random_seats:
-            at = np.array(random_seats, np.int64)
-            seeds = np.array(
-                [agent_seed(seed, *rows[g][:3], p) for g, p in random_seats], np.uint64
+        at_game, at_seat = np.nonzero(kinds == K.BOT_RANDOM)
+        if at_game.size:
+            seeds = agent_seeds(
+                plan.seed, deal[at_game], lineup[at_game], seating[at_game], at_seat
             )
-            words = np.zeros((len(seeds), RNG_WORDS), np.uint64)
+            words = np.zeros((at_game.size, RNG_WORDS), np.uint64)
             K.batch_seed_streams(seeds, words)
-            streams[at[:, 0], at[:, 1]] = words
+            streams[at_game, at_seat] = words
         batch = VectorGame(self.rules, size, seeds=game_seeds)
         batch.reset(seeds=game_seeds, first_players=firsts)
         seats_of = (kinds, weights, streams)
         if plan.save_dir is None:
             self._play_fused(batch, seats_of, policy_of)
         else:
-            self._play_logged(batch, seats_of, policy_of, rows, game_seeds, firsts, first)
-        return self._results(batch, rows, firsts)
+            dealt = (deal, [orders[k] for k in order.tolist()], game_seeds, firsts)
+            self._play_logged(batch, seats_of, policy_of, dealt, first)
+        return self._results(batch, deal, lineup, seating, orders, order, firsts)
 
     def _policy_actions(self, batch: Any, waiting: np.ndarray, policy_of: np.ndarray) -> np.ndarray:
         """The policies' actions in the games ``waiting`` (a policy seat is to act in each):
@@ -244,9 +243,7 @@ class BatchedPlayer:
         batch: Any,
         seats_of: tuple,
         policy_of: np.ndarray,
-        rows: list,
-        game_seeds: list[int],
-        firsts: list[int],
+        dealt: tuple[np.ndarray, list[tuple[str, ...]], list[int], np.ndarray],
         first: int,
     ) -> None:
         """One decision per game at a time, every ``(player, action)`` recorded; each game's log
@@ -281,10 +278,13 @@ class BatchedPlayer:
         bounds = np.searchsorted(games[order], np.arange(batch.batch_size + 1))
         per_deal = self.plan.games_per_deal
         assert self.plan.save_dir is not None
-        for g, (d, _li, _si, seats) in enumerate(rows):
+        deals, seatings, game_seeds, firsts = dealt
+        for g, (d, seats, first_seat) in enumerate(
+            zip(deals.tolist(), seatings, firsts.tolist(), strict=True)
+        ):
             picked = order[bounds[g] : bounds[g + 1]]
             moves = list(zip(players[picked].tolist(), actions[picked].tolist(), strict=True))
-            game = Game(self.rules, seed=game_seeds[g], first_player=firsts[g])
+            game = Game(self.rules, seed=game_seeds[g], first_player=first_seat)
             for _, action in moves:
                 game.step(action)
             if not game.done or game.turns != int(batch.games["turns"][g]):
@@ -295,38 +295,36 @@ class BatchedPlayer:
             index = first * per_deal + g
             write_game_file(Path(self.plan.save_dir) / game_file(index), log)
 
-    def _results(self, batch: Any, rows: list, firsts: list[int]) -> list[GameResult]:
-        n = self.n
-        games = batch.games
-        winners = games["winners"][:, :n].astype(bool)
-        placings = games["placings"][:, :n].tolist()
-        returns = batch.returns().tolist()
-        rounds = games["deal_number"].tolist()
-        turns = games["turns"].tolist()
-        truncated = games["truncated"].tolist()
-        out = []
-        for g, (d, li, si, seats) in enumerate(rows):
-            out.append(
-                GameResult(
-                    deal=d,
-                    lineup=li,
-                    seating=si,
-                    seats=seats,
-                    first_player=firsts[g],
-                    winners=tuple(np.flatnonzero(winners[g]).tolist()),
-                    placings=None if truncated[g] else tuple(placings[g]),
-                    returns=tuple(returns[g]),
-                    rounds=rounds[g],
-                    turns=turns[g],
-                    truncated=truncated[g],
-                )
-            )
-        return out
+    def _results(
+        self,
+        batch: Any,
+        deal: np.ndarray,
+        lineup: np.ndarray,
+        seating: np.ndarray,
+        orders: list[tuple[str, ...]],
+        order: np.ndarray,
+        firsts: np.ndarray,
+    ) -> GameColumns:
+        n, games = self.n, batch.games
+        return GameColumns(
+            deal=deal,
+            lineup=lineup,
+            seating=seating,
+            orders=orders,
+            order=order,
+            first_player=firsts,
+            winners=games["winners"][:, :n].astype(bool),
+            placings=games["placings"][:, :n].astype(np.int64),
+            returns=batch.returns()[:, :n].astype(np.float64),
+            rounds=games["deal_number"].astype(np.int64),
+            turns=games["turns"].astype(np.int64),
+            truncated=games["truncated"].astype(bool),
+        )
 
 
 def batched_stream(
     plan: Plan, ranges: Iterable[tuple[int, int]]
-) -> Generator[list[GameResult], None, None]:
+) -> Generator[GameColumns, None, None]:
     """Each ``(first, stop)`` range of deals played on the batched engine, in order."""
     player = BatchedPlayer(plan)
     for first, stop in ranges:

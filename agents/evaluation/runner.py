@@ -21,6 +21,7 @@ from agents.evaluation.batched import batch_chunk, batched_stream, engine_for
 from agents.evaluation.report import Report
 from agents.evaluation.scoring import Tally
 from agents.evaluation.tournament import (
+    GameColumns,
     GameResult,
     Plan,
     check_specs,
@@ -165,6 +166,7 @@ def evaluate(
 
         bar = tqdm(total=deals * per_deal, unit="game", desc="evaluate")
     report_progress = progress if callable(progress) else None
+    stream: Iterator[GameColumns] | Iterator[list[GameResult]]
     if chosen.name == "batched":
         stream = batched_stream(plan, ranges)
     elif backend == "ray":
@@ -180,12 +182,17 @@ def evaluate(
     try:
         with contextlib.closing(stream):  # an interrupt here stops the workers at once
             for part in stream:
-                for result in part:
-                    tally.add(result)
+                if isinstance(part, GameColumns):  # the batched engine's: counted as arrays
+                    tally.add_columns(part)
+                    results = part.results() if kept is not None or index is not None else []
+                else:
+                    results = part
+                    for result in part:
+                        tally.add(result)
                 if kept is not None:
-                    kept += part
+                    kept += results
                 if index is not None:
-                    index += [_index_entry(r, per_deal, offsets, seed, rules) for r in part]
+                    index += [_index_entry(r, per_deal, offsets, seed, rules) for r in results]
                 if bar is not None:
                     bar.update(len(part))
                 if report_progress is not None:

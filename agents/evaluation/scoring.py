@@ -1,7 +1,8 @@
 """The statistics of a tournament: Wilson intervals, the per-agent, head-to-head, seat and
 first-seat figures, and TrueSkill ratings, computed from the games of
-:func:`agents.evaluation.evaluate` one game at a time in deal order (so a seed gives the same
-numbers whatever the number of workers).
+:func:`agents.evaluation.evaluate` in deal order (so a seed gives the same numbers whatever the
+number of workers): one game at a time (:meth:`Tally.add`), or a batch of games held as arrays
+(:meth:`Tally.add_columns`, the batched engine's), which gives the same numbers to the last bit.
 
 Counting: a spec's ``games`` counts each seat it held (a line-up with 3 copies of a spec counts 3
 per game). A game with ``k`` winners gives each ``1/k`` of a win; a truncated game gives no win.
@@ -23,9 +24,11 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from agents.evaluation.report import Report
-    from agents.evaluation.tournament import GameResult
+    from agents.evaluation.tournament import GameColumns, GameResult
 
 Z95 = 1.959963984540054
 
@@ -104,6 +107,86 @@ class Tally:
         self.truncated += res.truncated
         if res.placings is not None:
             self._rate(res.seats, res.placings)
+
+    def add_columns(self, games: GameColumns) -> None:
+        """Count many games at once, as :meth:`add` counts them one by one in row order (the
+        same figures to the last bit: sums that rounding could reorder are added in that
+        order; the 2-player ratings run one game at a time on floats, without the library's
+        objects)."""
+        m, n, specs = len(games), self.n, self.specs
+        if m == 0:
+            return
+        where = {spec: i for i, spec in enumerate(specs)}
+        who = np.array([[where[s] for s in seats] for seats in games.orders], np.int64)
+        who = who[games.order].reshape(m, n)
+        count = games.winners.sum(axis=1)
+        share = np.where(games.winners, 1.0 / np.maximum(count, 1)[:, None], 0.0)
+        placed = ~games.truncated
+        self.games += m
+        for i, spec in enumerate(specs):
+            mine = who == i
+            ranked = mine & placed[:, None]
+            alone = mine & (mine.sum(axis=1) == 1)[:, None]
+            self.seat_count[spec] += int(mine.sum())
+            self.wins[spec] = _in_order(self.wins[spec], share[mine])
+            self.returns[spec] = _in_order(self.returns[spec], games.returns[mine])
+            self.placing_sum[spec] = _in_order(self.placing_sum[spec], games.placings[ranked])
+            self.placed[spec] += int(ranked.sum())
+            self.single[spec][0] += int(alone.sum())
+            self.single[spec][1] = _in_order(self.single[spec][1], share[alone])
+        for p in range(n):
+            self.seat_games[p] += m
+            self.seat_wins[p] = _in_order(self.seat_wins[p], share[:, p])
+        self.first_wins = _in_order(self.first_wins, share[np.arange(m), games.first_player])
+        size = len(specs)
+        for p in range(n):
+            for q in range(n):
+                if p == q:
+                    continue
+                mine, theirs = games.placings[:, p], games.placings[:, q]
+                better = (mine < theirs).astype(np.float64)
+                score = np.where(games.truncated | (mine == theirs), 0.5, better)
+                differ = who[:, p] != who[:, q]
+                key = (who[:, p] * size + who[:, q])[differ]
+                # Scores are halves: their sums are exact in any order.
+                counts = np.bincount(key, minlength=size * size)
+                sums = np.bincount(key, weights=score[differ], minlength=size * size)
+                for k in np.flatnonzero(counts).tolist():
+                    pair = (specs[k // size], specs[k % size])
+                    self.pair_n[pair] = self.pair_n.get(pair, 0) + int(counts[k])
+                    self.pair_w[pair] = self.pair_w.get(pair, 0.0) + float(sums[k])
+        self.rounds += int(games.rounds.sum())
+        self.turns += int(games.turns.sum())
+        self.truncated += int(games.truncated.sum())
+        rated = np.flatnonzero(placed)
+        if n == 2:
+            self._rate_pairs(who[rated].tolist(), games.placings[rated].tolist())
+        else:
+            for g in rated.tolist():
+                seats = games.orders[int(games.order[g])]
+                self._rate(seats, games.placings[g].tolist())
+
+    def _rate_pairs(self, who: list[list[int]], placings: list[list[int]]) -> None:
+        """:meth:`_rate` of many 2-player games in order (spec indices ``who``), on floats: each
+        step rounds mu and sigma as the library's ``Rating`` stores them (precision and
+        precision-adjusted mean), so the numbers are the per-game path's to the last bit."""
+        env, margin, specs = self.env, self.margin, self.specs
+        mus = [self.ratings[spec].mu for spec in specs]
+        sigmas = [self.ratings[spec].sigma for spec in specs]
+        latest: dict[int, tuple[float, float]] = {}
+        for (a, b), (pa, pb) in zip(who, placings, strict=True):
+            old = (mus[a], sigmas[a], mus[b], sigmas[b])
+            mu1, s1, mu2, s2 = rate_two_values(env, margin, *old, pa, pb)
+            mu1, s1 = _as_stored(mu1, s1)
+            mu2, s2 = _as_stored(mu2, s2)
+            if a == b:  # one spec in both seats: the mean of its two updates
+                latest[a] = (sum((mu1, mu2)) / 2, sum((s1, s2)) / 2)
+            else:
+                latest[a], latest[b] = (mu1, s1), (mu2, s2)
+            for i in {a, b}:
+                mus[i], sigmas[i] = _as_stored(*latest[i])
+        for i, (mu, sigma) in latest.items():
+            self.ratings[specs[i]] = env.create_rating(mu=mu, sigma=sigma)
 
     def _rate(self, seats: Sequence[str], placings: Sequence[int]) -> None:
         env, ratings = self.env, self.ratings
@@ -207,20 +290,53 @@ def rate_two(
     one truncation), so the update reduces to the library's own ``v``/``w`` functions; the
     numbers agree with ``env.rate`` to rounding (tested), much faster (docs/benchmarks.md). The
     ratings are updated game by game in order, so this is the serial part of every evaluation."""
-    var1 = first.sigma**2 + env.tau**2
-    var2 = second.sigma**2 + env.tau**2
+    mu1, s1, mu2, s2 = rate_two_values(
+        env, draw_margin, first.mu, first.sigma, second.mu, second.sigma, *placings
+    )
+    return [(env.create_rating(mu1, s1),), (env.create_rating(mu2, s2),)]
+
+
+def rate_two_values(
+    env: Any,
+    draw_margin: float,
+    mu1: float,
+    sigma1: float,
+    mu2: float,
+    sigma2: float,
+    placing1: int,
+    placing2: int,
+) -> tuple[float, float, float, float]:
+    """:func:`rate_two` on plain floats: the two players' new ``(mu, sigma)``."""
+    var1 = sigma1**2 + env.tau**2
+    var2 = sigma2**2 + env.tau**2
     c = math.sqrt(var1 + var2 + 2 * env.beta**2)
     margin = draw_margin / c
-    if placings[0] == placings[1]:
-        diff = (first.mu - second.mu) / c
+    if placing1 == placing2:
+        diff = (mu1 - mu2) / c
         v, w = env.v_draw(diff, margin), env.w_draw(diff, margin)
         sign = 1.0
     else:  # the difference is taken winner minus loser
-        sign = 1.0 if placings[0] < placings[1] else -1.0
-        diff = sign * (first.mu - second.mu) / c
+        sign = 1.0 if placing1 < placing2 else -1.0
+        diff = sign * (mu1 - mu2) / c
         v, w = env.v_win(diff, margin), env.w_win(diff, margin)
-    rate = env.create_rating
-    return [
-        (rate(first.mu + sign * var1 / c * v, math.sqrt(var1 * (1 - var1 / c**2 * w))),),
-        (rate(second.mu - sign * var2 / c * v, math.sqrt(var2 * (1 - var2 / c**2 * w))),),
-    ]
+    return (
+        mu1 + sign * var1 / c * v,
+        math.sqrt(var1 * (1 - var1 / c**2 * w)),
+        mu2 - sign * var2 / c * v,
+        math.sqrt(var2 * (1 - var2 / c**2 * w)),
+    )
+
+
+def _as_stored(mu: float, sigma: float) -> tuple[float, float]:
+    """``(Rating(mu, sigma).mu, Rating(mu, sigma).sigma)``: the library keeps a rating as its
+    precision and precision-adjusted mean, and gives mu and sigma back from them."""
+    pi = sigma**-2
+    tau = pi * mu
+    return (pi and tau / pi), (math.sqrt(1 / pi) if pi else math.inf)
+
+
+def _in_order(total: float, values: np.ndarray) -> float:
+    """``total`` plus each of ``values`` in turn, left to right (as a per-game loop adds them)."""
+    for value in values.tolist():
+        total += value
+    return total

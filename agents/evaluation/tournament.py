@@ -94,6 +94,59 @@ class GameResult:
     truncated: bool
 
 
+@dataclass(frozen=True)
+class GameColumns:
+    """The results of many games as arrays, one row a game (what the batched engine produces):
+    :meth:`agents.evaluation.scoring.Tally.add_columns` counts them without a Python object
+    per game; :meth:`results` gives the same games as :class:`GameResult` objects.
+
+    ``orders`` lists seat orders and ``order[g]`` is game ``g``'s; ``winners`` is a boolean
+    ``(games, players)`` mask; ``placings`` holds any value in a truncated game's row."""
+
+    deal: np.ndarray
+    lineup: np.ndarray
+    seating: np.ndarray
+    orders: list[tuple[str, ...]]
+    order: np.ndarray
+    first_player: np.ndarray
+    winners: np.ndarray
+    placings: np.ndarray
+    returns: np.ndarray
+    rounds: np.ndarray
+    turns: np.ndarray
+    truncated: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.deal)
+
+    def results(self) -> list[GameResult]:
+        """Every game as a :class:`GameResult`, in row order."""
+        seats = [self.orders[k] for k in self.order.tolist()]
+        placings = self.placings.tolist()
+        returns = self.returns.tolist()
+        rounds, turns = self.rounds.tolist(), self.turns.tolist()
+        truncated = self.truncated.tolist()
+        firsts = self.first_player.tolist()
+        winners = [tuple(np.flatnonzero(row).tolist()) for row in self.winners]
+        rows = zip(self.deal.tolist(), self.lineup.tolist(), self.seating.tolist(), strict=True)
+        return [
+            GameResult(
+                deal=d,
+                lineup=li,
+                seating=si,
+                seats=seats[g],
+                first_player=firsts[g],
+                winners=winners[g],
+                placings=None if truncated[g] else tuple(placings[g]),
+                returns=tuple(returns[g]),
+                rounds=rounds[g],
+                turns=turns[g],
+                truncated=truncated[g],
+            )
+            for g, (d, li, si) in enumerate(rows)
+        ]
+
+
 def deal_seed(seed: int, deal: int, num_players: int) -> tuple[int, int]:
     """The Game seed and first seat of deal ``deal``: from the master seed and ``deal`` only."""
     state = np.random.SeedSequence(seed, spawn_key=(deal,)).generate_state(2, np.uint64)
@@ -103,6 +156,82 @@ def deal_seed(seed: int, deal: int, num_players: int) -> tuple[int, int]:
 def agent_seed(seed: int, deal: int, lineup: int, seating: int, seat: int) -> int:
     state = np.random.SeedSequence(seed, spawn_key=(deal, lineup, seating, seat, 1))
     return int(state.generate_state(1, np.uint64)[0])
+
+
+def agent_seeds(
+    seed: int, deal: np.ndarray, lineup: np.ndarray, seating: np.ndarray, seat: np.ndarray
+) -> np.ndarray:
+    """:func:`agent_seed` of many seats at once (uint64 array, the same numbers)."""
+    keys = np.stack([deal, lineup, seating, seat, np.ones_like(deal)], axis=1)
+    return spawned_states(seed, keys, 1)[:, 0]
+
+
+def deal_seeds(seed: int, deals: np.ndarray, num_players: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`deal_seed` of many deals at once: the Game seeds (uint64) and first seats."""
+    state = spawned_states(seed, np.asarray(deals).reshape(-1, 1), 2)
+    return state[:, 0], (state[:, 1] % np.uint64(num_players)).astype(np.int64)
+
+
+# numpy's SeedSequence constants (numpy/random/bit_generator.pyx).
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R, _POOL = 0xCA01F9DD, 0x4973F715, 4
+
+
+def spawned_states(seed: int, keys: np.ndarray, words: int) -> np.ndarray:
+    """``SeedSequence(seed, spawn_key=tuple(keys[i])).generate_state(words, uint64)`` for
+    every row ``i`` at once, as a ``(rows, words)`` uint64 array.
+
+    Why: the seeds of a batched evaluation's 10,000 games took longer one SeedSequence at a
+    time than the games. This is numpy's algorithm (hash the entropy into a pool of four
+    32-bit words, mix, draw) on arrays; tests/test_evaluation.py holds it to SeedSequence.
+    Keys of 2**32 or more (several words each) go to SeedSequence one row at a time."""
+    keys = np.asarray(keys)
+    if keys.size and (keys.min() < 0 or keys.max() >= 2**32):
+        return np.array(
+            [
+                np.random.SeedSequence(seed, spawn_key=tuple(int(k) for k in row)).generate_state(
+                    words, np.uint64
+                )
+                for row in keys
+            ],
+            np.uint64,
+        ).reshape(len(keys), words)
+    u = np.uint32
+    rows = keys.shape[0]
+    run = [(seed >> (32 * i)) & 0xFFFFFFFF for i in range(max(1, -(-seed.bit_length() // 32)))]
+    run += [0] * (_POOL - len(run))  # a spawn key pads the seed's words to the pool's size
+    entropy = [np.full(rows, w, u) for w in run] + list(keys.T.astype(u))
+    const = u(_INIT_A)
+
+    def hashmix(value: np.ndarray) -> np.ndarray:
+        nonlocal const
+        value = value ^ const
+        const = u(const * u(_MULT_A))
+        value = (value * const).astype(u)
+        return value ^ (value >> u(16))
+
+    def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        out = (u(_MIX_L) * x - u(_MIX_R) * y).astype(u)
+        return out ^ (out >> u(16))
+
+    with np.errstate(over="ignore"):
+        pool = [hashmix(entropy[i]) for i in range(_POOL)]
+        for src in range(_POOL):
+            for dst in range(_POOL):
+                if src != dst:
+                    pool[dst] = mix(pool[dst], hashmix(pool[src]))
+        for src in range(_POOL, len(entropy)):
+            for dst in range(_POOL):
+                pool[dst] = mix(pool[dst], hashmix(entropy[src]))
+        const = u(_INIT_B)
+        state = np.empty((rows, 2 * words), u)
+        for i in range(2 * words):
+            value = pool[i % _POOL] ^ const
+            const = u(const * u(_MULT_B))
+            value = value * const
+            state[:, i] = value ^ (value >> u(16))
+    low, high = state[:, 0::2].astype(np.uint64), state[:, 1::2].astype(np.uint64)
+    return low | (high << np.uint64(32))
 
 
 def play_game(

@@ -14,7 +14,10 @@ and with it torch) is imported on the first use of one of its names, so a user w
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -25,7 +28,31 @@ except ModuleNotFoundError:
         name="numba",
     ) from None
 
-from trash_env.vector.batch import VectorGame
+
+@contextlib.contextmanager
+def _numba_blas_probe_skipped() -> Iterator[None]:
+    """Load numba's implementations without importing scipy.linalg.
+
+    Why: on the first compiled call numba loads its implementations, and one of them imports
+    ``scipy.linalg`` (0.1 to 0.2 s of a start-up, docs/benchmarks.md) only to learn whether
+    ``np.convolve`` and ``np.correlate`` may call BLAS; no kernel here calls BLAS. While the
+    engine loads, that one probe finds none (those two functions then use numba's own loop in
+    this process); ``np.dot`` and ``np.linalg`` import scipy as usual when a function needs
+    them. Nothing changes when scipy.linalg or numba's implementations are already loaded."""
+    probe = "scipy.linalg.cython_blas"
+    if probe in sys.modules or "numba.np.arraymath" in sys.modules:
+        yield
+        return
+    sys.modules[probe] = None  # type: ignore[assignment]  # an import of it fails
+    try:
+        yield
+    finally:
+        if probe in sys.modules and sys.modules[probe] is None:
+            del sys.modules[probe]
+
+
+with _numba_blas_probe_skipped():
+    from trash_env.vector.batch import VectorGame  # its first compiled call loads numba's parts
 
 if TYPE_CHECKING:
     from trash_env.vector.env import (

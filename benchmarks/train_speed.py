@@ -1,0 +1,140 @@
+"""How soon ``python train.py`` from scratch reaches greedy's level, in wall seconds, one run.
+
+    python benchmarks/train_speed.py [--timesteps 300000] [--seed 0]
+                                     [--json benchmarks/train_speed.json]
+
+Runs ``train.py --timesteps N --seed S --no-progress`` (every other setting its default: 256
+batched envs, greedy opponents, the periodic evaluations on 200 duplicate deals) as a child
+process and stamps each line of its output with the seconds since the child was started, so
+start-up (imports, the model's set-up, the first evaluation's kernels) is included. Greedy's
+level: the first periodic evaluation whose win rate against ``greedy`` is at least 0.5 (par for
+two players); issue 27's target is at most 15 s. The JSON keeps every evaluation row with its
+time, the final figures (``final: vs ...`` on 1,000 duplicate deals) and the load average
+before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+ROW = re.compile(
+    r"^\[(?P<steps>\d+) steps, [\d,.]+ steps/s\] vs greedy: (?P<greedy>[\d.]+) "
+    r"\[[\d.]+, [\d.]+\], vs random: (?P<random>[\d.]+)"
+)
+FINAL = re.compile(
+    r"^final: vs (?P<opponent>\w+): win rate (?P<rate>[\d.]+) \[(?P<low>[\d.]+), "
+    r"(?P<high>[\d.]+)\] over (?P<games>\d+) games"
+)
+PAR = 0.5
+TARGET_SECONDS = 15.0
+
+
+def parse(stamped: list[tuple[float, str]]) -> dict:
+    """The evaluation rows (steps, seconds, win rates), the final figures and the first row at
+    greedy's level, from ``(seconds, line)`` pairs of train.py's output."""
+    rows, final = [], {}
+    for seconds, line in stamped:
+        row = ROW.match(line)
+        if row:
+            rows.append(
+                {
+                    "steps": int(row["steps"]),
+                    "seconds": round(seconds, 2),
+                    "vs_greedy": float(row["greedy"]),
+                    "vs_random": float(row["random"]),
+                }
+            )
+        result = FINAL.match(line)
+        if result:
+            final[result["opponent"]] = {
+                "win_rate": float(result["rate"]),
+                "ci95": [float(result["low"]), float(result["high"])],
+                "games": int(result["games"]),
+            }
+    level = next((row for row in rows if row["vs_greedy"] >= PAR), None)
+    return {"rows": rows, "final": final, "greedy_level": level}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--timesteps", type=int, default=300_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, default=HERE / "train_speed.json")
+    args = parser.parse_args(argv)
+    if args.timesteps < 1:
+        parser.error("--timesteps must be at least 1")
+    load_before = os.getloadavg()[0]
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    with tempfile.TemporaryDirectory() as folder:
+        command = [
+            sys.executable,
+            "-u",  # unbuffered: each line is stamped when train.py prints it
+            str(ROOT / "train.py"),
+            "--timesteps",
+            str(args.timesteps),
+            "--seed",
+            str(args.seed),
+            "--no-progress",
+            "--out",
+            str(Path(folder) / "model.safetensors"),
+        ]
+        stamped: list[tuple[float, str]] = []
+        start = time.perf_counter()
+        with subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as child:
+            assert child.stdout is not None
+            for line in child.stdout:
+                stamped.append((time.perf_counter() - start, line.rstrip("\n")))
+                print(f"{stamped[-1][0]:7.2f} s  {stamped[-1][1]}", flush=True)
+        wall = time.perf_counter() - start
+    if child.returncode != 0:
+        raise SystemExit(f"train.py exited with {child.returncode}")
+    figures = parse(stamped)
+    level = figures["greedy_level"]
+    if level is None:
+        print("greedy's level: not reached")
+    else:
+        met = "met" if level["seconds"] <= TARGET_SECONDS else "NOT met"
+        print(
+            f"greedy's level: {level['vs_greedy']:.3f} at {level['steps']:,} steps, "
+            f"{level['seconds']:.1f} s of wall (target {TARGET_SECONDS:.0f} s: {met})"
+        )
+    meta = {
+        "command": "python benchmarks/train_speed.py "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "train_command": f"python train.py --timesteps {args.timesteps} --seed {args.seed} "
+        "--no-progress",
+        "date": date,
+        "load_average_before": load_before,
+        "load_average_after": os.getloadavg()[0],
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+    last = stamped[-1][0] if stamped else wall
+    data = {"meta": meta, "last_line_seconds": round(last, 2), "exit_seconds": round(wall, 2)}
+    data.update(figures)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=args.json.parent, prefix=args.json.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle, indent=1)
+        handle.write("\n")
+    os.replace(tmp, args.json)
+    print(f"written: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
