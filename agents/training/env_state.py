@@ -158,7 +158,7 @@ class Checkpointable(gym.Wrapper):
             "rng": solo._rng.bit_generator.state,
             "opponents": list(solo.opponent_specs),
             "actions": [],
-            "replayable": not options and all(isinstance(e, str) for e in solo._pool),
+            "replayable": not options and all(isinstance(e, str) for e in solo.pool.entries),
         }
         return self.env.reset(seed=seed, options=options)
 
@@ -182,7 +182,7 @@ def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkp
     checkpoint's episode, with its shaping figures."""
     where = f"--resume: the checkpoint's env {rank}"
     env, solo = Checkpointable(reference), reference.unwrapped
-    episode, pool = saved["episode"], list(solo._pool)
+    episode, pool = saved["episode"], list(solo.pool.entries)
     try:
         if episode is not None:
             check_from_run(episode["opponents"], pool)
