@@ -39,10 +39,11 @@ from gymnasium import spaces
 
 from trash_env.actions import check_action
 from trash_env.engine import NUM_ACTIONS, Game
-from trash_env.match import ILLEGAL_REWARD, Match, final_info
+from trash_env.match import Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation
 from trash_env.opponents import OpponentEntry, OpponentPool, build
 from trash_env.pairs import add_pairs, check_observation, observation_width
+from trash_env.reward import add_payments, learner_reward
 from trash_env.rules import Rules
 from trash_env.seeding import check_reset_options, check_seed
 
@@ -224,8 +225,9 @@ class TrashSoloEnv(gym.Env):
             if self.illegal == "raise":
                 raise  # the engine's message names the legal actions
             self._illegal = True  # the learner forfeits (PettingZoo's TerminateIllegal, -1)
-            return self._observe(), float(ILLEGAL_REWARD), True, False, self._info()
-        reward = self._advance() + self._pending  # the deals' and the game's (Match)
+            return self._observe(), learner_reward(0.0, True), True, False, self._info()
+        # the deals' and the game's (Match), and what was paid before the first decision
+        reward = learner_reward(add_payments(self._advance(), self._pending), False)
         self._pending = 0.0
         terminated = game.done and not game.truncated
         truncated = game.truncated

@@ -40,11 +40,11 @@ from gymnasium import spaces
 from trash_env.actions import check_actions
 from trash_env.agent import Agent
 from trash_env.engine import NUM_ACTIONS
-from trash_env.match import ILLEGAL_REWARD
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.opponents import LEARNER, OpponentPool, build
 from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.progress import ProgressFollower, check_coef, progress_potential
+from trash_env.reward import learner_reward
 from trash_env.rules import Rules
 from trash_env.sampling import masked_choice
 from trash_env.solo import learner_info, solo_rules
@@ -317,11 +317,10 @@ class SoloBatch:
         K.batch_step(b.games, acts, legal, a.cfg, a.wild, a.deck, a.totals)
         self.advance(self._all)
         games = b.games
-        rewards = b.payments(self.round_rewards)[self._all, self.seats]
         done = b.done.copy()
         truncated = done & games["truncated"]
         illegal = ~legal
-        rewards[illegal] = ILLEGAL_REWARD
+        rewards = learner_reward(b.payments(self.round_rewards)[self._all, self.seats], illegal)
         terminated = (done & ~truncated) | illegal
         self.episode_return += rewards
         self.episode_length += 1
