@@ -389,6 +389,19 @@ class _BatchMethods:
     """What both vector envs ask of their :class:`SoloBatch` the same way."""
 
     core: SoloBatch
+    rules: Rules
+    render_mode: str | None
+
+    def _start(
+        self, num_envs: object, opponents: Sequence[Any] | str, settings: dict[str, Any]
+    ) -> tuple[spaces.Box, spaces.Discrete]:
+        """Build the batch (``settings``: :class:`SoloBatch`'s ``seat``, ``round_rewards``,
+        ``seed``, ``shaping``, ``observation`` and every ``Rules`` option); return one env's
+        observation and action spaces."""
+        self.core = SoloBatch(_count(num_envs), opponents, **settings)
+        self.rules = self.core.rules
+        self.render_mode = None
+        return _spaces(self.rules.num_players, self.core.observation)
 
     def action_masks(self) -> np.ndarray:
         """bool ``(num_envs, 13)``: each learner's legal actions."""
@@ -423,27 +436,13 @@ class TrashVecEnv(_BatchMethods, _VecEnv):
     """
 
     def __init__(
-        self,
-        num_envs: int,
-        opponents: Sequence[Any] | str = ("random",),
-        seat: int | None = None,
-        round_rewards: bool = False,
-        seed: int | None = None,
-        shaping: float = 0.0,
-        observation: str = "plain",
-        **options: Any,
+        self, num_envs: int, opponents: Sequence[Any] | str = ("random",), **settings: Any
     ) -> None:
         if _VecEnv is object:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
-        num_envs = _count(num_envs)
-        self.core = SoloBatch(
-            num_envs, opponents, seat, round_rewards, seed, shaping, observation, **options
-        )
-        self.rules = self.core.rules
-        self.render_mode = None
+        observation_space, action_space = self._start(num_envs, opponents, settings)
         self.obs_version = OBS_VERSION
-        observation_space, action_space = _spaces(self.rules.num_players, self.core.observation)
-        super().__init__(num_envs, observation_space, action_space)
+        super().__init__(self.core.num_envs, observation_space, action_space)
         self._actions: np.ndarray | None = None
         self._started = False
 
@@ -562,30 +561,15 @@ class TrashVectorEnv(_BatchMethods, gym_vector.VectorEnv):
     metadata = {"autoreset_mode": gym_vector.AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(
-        self,
-        num_envs: int,
-        opponents: Sequence[Any] | str = ("random",),
-        seat: int | None = None,
-        round_rewards: bool = False,
-        seed: int | None = None,
-        shaping: float = 0.0,
-        observation: str = "plain",
-        **options: Any,
+        self, num_envs: int, opponents: Sequence[Any] | str = ("random",), **settings: Any
     ) -> None:
-        num_envs = _count(num_envs)
-        self.core = SoloBatch(
-            num_envs, opponents, seat, round_rewards, seed, shaping, observation, **options
-        )
-        self.rules = self.core.rules
-        self.num_envs = num_envs
-        self.single_observation_space, self.single_action_space = _spaces(
-            self.rules.num_players, self.core.observation
-        )
+        spaces_of_one = self._start(num_envs, opponents, settings)
+        self.single_observation_space, self.single_action_space = spaces_of_one
+        num_envs = self.num_envs = self.core.num_envs
         self.observation_space = gym_vector.utils.batch_space(
             self.single_observation_space, num_envs
         )
         self.action_space = gym_vector.utils.batch_space(self.single_action_space, num_envs)
-        self.render_mode = None
         self._started = False
 
     def reset(
