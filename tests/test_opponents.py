@@ -36,16 +36,34 @@ def test_entries_are_checked_and_named() -> None:
         OpponentPool(["random", 3], policies=True)
 
 
-def test_the_solo_env_and_a_batch_of_one_seat_the_same_tables() -> None:
+def test_both_envs_seat_their_tables_with_the_pool_draw() -> None:
     specs = ["random", "greedy", "counting"]
+    kinds = {"random": K.BOT_RANDOM, "greedy": K.BOT_GREEDY, "counting": K.BOT_COUNTING}
     solo = TrashSoloEnv(opponents=specs, num_players=4)
-    batch = SoloBatch(1, specs, num_players=4)
-    for episode in range(30):
+    batch = SoloBatch(8, specs, num_players=4)
+    pool = OpponentPool(specs)
+    for episode in range(20):
         solo.reset(seed=episode)
+        seats, table = pool.draw(np.random.default_rng(episode), 1, 4, None)
+        assert solo.seat == int(seats[0])
+        assert [None if a is None else a.spec for a in solo.table] == [
+            None if j == LEARNER else specs[j] for j in table[0].tolist()
+        ]
         batch.rng = np.random.default_rng(episode)
-        batch.reset_slots(np.arange(1))
-        names = [None if a is None else a.spec for a in solo.table]
-        assert int(batch.seats[0]) == solo.seat
-        kinds = {"random": K.BOT_RANDOM, "greedy": K.BOT_GREEDY, "counting": K.BOT_COUNTING}
-        expected = [K.BOT_LEARNER if s is None else kinds[s] for s in names]
-        assert expected == batch.kinds[0, :4].tolist()
+        seats, table = pool.draw(np.random.default_rng(episode), 8, 4, None, every_seat=True)
+        batch.reset_slots(np.arange(8))
+        assert batch.seats.tolist() == seats.tolist()
+        expected = [
+            [K.BOT_LEARNER if j == LEARNER else kinds[specs[j]] for j in row] for row in table
+        ]
+        assert batch.kinds[:, :4].tolist() == expected
+
+
+def test_every_seat_draws_the_learners_entry_too_and_drops_it() -> None:
+    pool = OpponentPool(["a", "b", "c"])
+    seats, table = pool.draw(np.random.default_rng(2), 50, 3, None, every_seat=True)
+    again = np.random.default_rng(2)
+    assert seats.tolist() == again.integers(3, size=50).tolist()
+    raw = again.integers(3, size=(50, 3))
+    raw[np.arange(50), seats] = LEARNER
+    assert table.tolist() == raw.tolist()

@@ -8,7 +8,8 @@ seat each episode's table with the same draw.
   and checkpoints.
 - The draw (:meth:`OpponentPool.draw`): per table, the learner's seat (unless fixed), then one
   entry per opponent seat in seat order, uniformly (repeat an entry to weight it), all from the
-  env's generator.
+  env's generator. The batched env draws an entry for the learner's seat too and drops it
+  (``every_seat``): each env keeps the stream its seeded runs and checkpoints were made with.
 """
 
 from __future__ import annotations
@@ -57,20 +58,32 @@ class OpponentPool:
         return len(self.entries)
 
     def draw(
-        self, rng: np.random.Generator, tables: int, num_players: int, seat: int | None
+        self,
+        rng: np.random.Generator,
+        tables: int,
+        num_players: int,
+        seat: int | None,
+        *,
+        every_seat: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Seat ``tables`` episodes: the learner's seats (``seat``, or drawn) and int64
         ``(tables, num_players)`` pool indices, :data:`LEARNER` at the learner's seat. Draws
         the seats, then each table's opponents in seat order (what one table drawing its seat
-        and then one entry per opponent seat draws: the solo env is the batch of one)."""
+        and then one entry per opponent seat draws: the solo env is the batch of one); with
+        ``every_seat`` the learner's seat draws an entry too, which is dropped."""
         n = num_players
         if seat is None:
             seats = rng.integers(n, size=tables)
         else:
             seats = np.full(tables, seat, np.int64)
+        rows = np.arange(tables)
+        if every_seat:
+            table = rng.integers(len(self.entries), size=(tables, n))
+            table[rows, seats] = LEARNER
+            return seats, table
         drawn = rng.integers(len(self.entries), size=(tables, n - 1))
         others = np.arange(n - 1)[None, :]
         others = others + (others >= seats[:, None])  # the seats around the learner's
         table = np.full((tables, n), LEARNER, np.int64)
-        table[np.arange(tables)[:, None], others] = drawn
+        table[rows[:, None], others] = drawn
         return seats, table

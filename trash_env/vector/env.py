@@ -22,9 +22,10 @@ are refused with a ``ValueError``: :func:`supports_opponents` tells train.py whe
 to ``DummyVecEnv``.
 
 Randomness: ``seed`` seeds the batch's generator. Each new episode draws, in this order, the
-learner seats and the opponents of the slots being reset (as the solo env draws them:
-:meth:`trash_env.opponents.OpponentPool.draw`), the opponents' own streams and the game seeds
-of the slots being reset (``VectorGame``: slot ``i``'s game is ``Game(rules, seed=seeds[i])``).
+learner seats and the opponents of the slots being reset
+(:meth:`trash_env.opponents.OpponentPool.draw`: an entry for every seat, the learner's
+dropped), the opponents' own streams and the game seeds of the slots being reset
+(``VectorGame``: slot ``i``'s game is ``Game(rules, seed=seeds[i])``).
 """
 
 from __future__ import annotations
@@ -224,7 +225,7 @@ class SoloBatch:
                 return
             k, n = index.size, self.rules.num_players
             rng = self.rng
-            seats, drawn = self.pool.draw(rng, k, n, self.seat_option)
+            seats, drawn = self.pool.draw(rng, k, n, self.seat_option, every_seat=True)
             learner = drawn == LEARNER
             kinds = np.where(learner, K.BOT_LEARNER, self.pool_kind[drawn])
             weights = np.where(learner, 0.0, self.pool_weight[drawn])
