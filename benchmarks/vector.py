@@ -312,46 +312,53 @@ def main(argv: list[str] | None = None) -> int:
     batched_env_loop(0.01, 0, 8)
     results: dict[str, list[dict]] = {}
     b = args.batch
+
+    def section(name: str, header: str, unit: str, loops: dict, repeats: int) -> None:
+        """Time ``loops`` interleaved; the first is the reference the others are rated by."""
+        log(header)
+        figures = run.interleaved(loops, repeats, log)
+        results[name] = rows_of(figures, unit, next(iter(loops)))
+
     if "engine" in only:
-        log("engine: decisions/s")
-        figures = run.interleaved(
+        section(
+            "engine",
+            "engine: decisions/s",
+            "decisions/s",
             {
                 "Game.step loop (reference)": lambda rep: run.engine_loop(args.seconds, rep),
                 f"VectorGame B={b}": lambda rep: batched_engine_loop(args.seconds, rep, b),
             },
             args.repeats,
-            log,
         )
-        results["engine"] = rows_of(figures, "decisions/s", "Game.step loop (reference)")
     if "cores" in only:
         w = args.wide_batch
-        log(f"cores: decisions/s at B={w}, one core against {os.cpu_count()}")
-        one = f"VectorGame B={w}, one core (reference)"
-        figures = run.interleaved(
+        section(
+            "cores",
+            f"cores: decisions/s at B={w}, one core against {os.cpu_count()}",
+            "decisions/s",
             {
-                one: lambda rep: batched_engine_loop(args.seconds, rep, w, parallel=False),
+                f"VectorGame B={w}, one core (reference)": lambda rep: batched_engine_loop(
+                    args.seconds, rep, w, parallel=False
+                ),
                 f"VectorGame B={w}, every core (prange)": lambda rep: batched_engine_loop(
                     args.seconds, rep, w, parallel=True
                 ),
             },
             args.repeats,
-            log,
         )
-        results["cores"] = rows_of(figures, "decisions/s", one)
     if "env" in only:
-        log("env: learner steps/s vs greedy")
-        figures = run.interleaved(
+        section(
+            "env",
+            "env: learner steps/s vs greedy",
+            "steps/s",
             {
                 "TrashSoloEnv (reference)": lambda rep: run.solo_loop(args.seconds, rep),
                 f"TrashVecEnv B={b}": lambda rep: batched_env_loop(args.seconds, rep, b),
             },
             args.repeats,
-            log,
         )
-        results["env"] = rows_of(figures, "steps/s", "TrashSoloEnv (reference)")
     if "train" in only:
         steps = 4096 if args.quick else 16384
-        log(f"train: MaskablePPO env steps/s, {steps} steps")
         # The old default (dummy 4 x 512, old PPO settings), the batched env with the same
         # settings (4 x 512; 64 x 32, the earlier batched default), and train.py's new
         # default (its batched path's envs x steps and PPO settings).
@@ -364,7 +371,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{'pairs' if 'features_extractor_class' in ppo['policy_kwargs'] else 'obs'})"
         )
         earlier = f"TrashVecEnv {wide} envs x {short} steps, old PPO (earlier batched default)"
-        figures = run.interleaved(
+        section(
+            "train",
+            f"train: MaskablePPO env steps/s, {steps} steps",
+            "env steps/s",
             {
                 old: lambda rep: train_batched(steps, few, n_steps, rep, False),
                 f"TrashVecEnv {few} envs x {n_steps} steps, old PPO": lambda rep: train_batched(
@@ -379,9 +389,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
             },
             max(1, min(args.repeats, 3)),
-            log,
         )
-        results["train"] = rows_of(figures, "env steps/s", old)
     if "memory" in only:
         log("memory: bytes per game")
         results["memory"] = section_memory(b)

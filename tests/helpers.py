@@ -216,6 +216,24 @@ def answer_ctrl_c() -> None:
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def start_interruptible(
+    args: Sequence[str], cwd: Path, stdout: int = subprocess.DEVNULL
+) -> subprocess.Popen:
+    """Start a program a test interrupts (Ctrl-C, SIGKILL) in a session of its own, with the
+    default SIGINT (:func:`answer_ctrl_c`) and this checkout first on its path; stderr is
+    piped, as text."""
+    return subprocess.Popen(
+        list(args),
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=answer_ctrl_c,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+
+
 def evaluate_model(model: Path, *flags: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """``python evaluate.py --agents MODEL random --deals 2 [flags]``, as a user runs it: a
     model file an example or a pipeline wrote enters the project's evaluation."""

@@ -17,6 +17,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def pipelines(*flags: str, timeout: float) -> subprocess.CompletedProcess:
+    """``python benchmarks/pipelines.py FLAGS`` from the project root, its output captured."""
+    return subprocess.run(
+        [sys.executable, "benchmarks/pipelines.py", *flags],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="needs the vector extra")
 def test_the_benchmark_runs_every_seed_judges_on_its_own_seed_and_reports_what_it_cannot_run(
     tmp_path,
@@ -28,18 +39,11 @@ def test_the_benchmark_runs_every_seed_judges_on_its_own_seed_and_reports_what_i
         for name, module in (("agilerl_ppo", "agilerl"), ("rllib_ppo", "ray"))
         if importlib.util.find_spec(module) is None
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "benchmarks/pipelines.py",
-            *("--only", "cleanrl_ppo", absent, "--seeds", "3", "4", "--eval-deals", "2"),
-            *("--runs", str(tmp_path / "runs"), "--json", str(report)),
-            *("--example-args", short),
-        ],
-        capture_output=True,
-        text=True,
+    done = pipelines(
+        *("--only", "cleanrl_ppo", absent, "--seeds", "3", "4", "--eval-deals", "2"),
+        *("--runs", str(tmp_path / "runs"), "--json", str(report)),
+        *("--example-args", short),
         timeout=900,
-        cwd=ROOT,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     written = json.loads(report.read_text())
@@ -60,17 +64,10 @@ def test_the_benchmark_runs_every_seed_judges_on_its_own_seed_and_reports_what_i
 
 
 def test_an_evaluation_seed_that_is_also_a_training_seed_is_refused(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            "benchmarks/pipelines.py",
-            *("--only", "cleanrl_ppo", "--seeds", "0", "1", "--eval-seed", "1"),
-            *("--json", str(tmp_path / "x.json")),
-        ],
-        capture_output=True,
-        text=True,
+    done = pipelines(
+        *("--only", "cleanrl_ppo", "--seeds", "0", "1", "--eval-seed", "1"),
+        *("--json", str(tmp_path / "x.json")),
         timeout=120,
-        cwd=ROOT,
     )
     assert done.returncode != 0 and "also a training seed" in done.stderr
     assert not (tmp_path / "x.json").exists()

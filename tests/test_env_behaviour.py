@@ -46,6 +46,16 @@ def step_random(e, rng):
     return action
 
 
+def ansi_env_after(num_players: int, seed: int, steps: int):
+    """An ``ansi``-rendering env ``steps`` random legal moves after ``reset(seed=seed)``."""
+    e = trash_env.raw_env(num_players=num_players, render_mode="ansi")
+    e.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        step_random(e, rng)
+    return e
+
+
 # ---------------------------------------------------------------------- rewards and infos
 
 
@@ -355,11 +365,7 @@ def test_pickled_mid_game_env_continues_identically(maker):
 
 
 def test_ansi_render_shows_the_table():
-    e = trash_env.raw_env(num_players=3, render_mode="ansi")
-    e.reset(seed=6)
-    rng = np.random.default_rng(6)
-    for _ in range(25):
-        step_random(e, rng)
+    e = ansi_env_after(num_players=3, seed=6, steps=25)
     text = e.render()
     game = e.game
     lines = text.splitlines()
@@ -385,11 +391,7 @@ def test_ansi_render_shows_the_table():
 
 
 def test_render_shows_no_hidden_card():
-    e = trash_env.raw_env(num_players=2, render_mode="ansi")
-    e.reset(seed=8)
-    rng = np.random.default_rng(8)
-    for _ in range(20):
-        step_random(e, rng)
+    e = ansi_env_after(num_players=2, seed=8, steps=20)
     before = e.render()
     e.game.resample_hidden(np.random.default_rng(99))
     assert e.render() == before

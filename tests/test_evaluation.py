@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import answer_ctrl_c
+from helpers import start_interruptible
 
 from agents.bots.base import Agent
 from agents.evaluation import (
@@ -493,7 +493,7 @@ def _wait(condition, what: str, timeout: float = 120.0) -> None:
 
 def _start_evaluation() -> subprocess.Popen:
     """evaluate.py with 2 workers, long enough never to finish, in its own session."""
-    process = subprocess.Popen(
+    process = start_interruptible(
         [
             sys.executable,
             "evaluate.py",
@@ -509,12 +509,8 @@ def _start_evaluation() -> subprocess.Popen:
             "--no-progress",
             "--quiet",
         ],
-        cwd=ROOT,
-        start_new_session=True,
-        preexec_fn=answer_ctrl_c,
+        ROOT,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
     )
     # The parent, the resource tracker and both workers exist.
     _wait(lambda: len(_session(process.pid)) >= 4, "the workers to start")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, answer_ctrl_c
+from helpers import ROOT, start_interruptible
 
 from agents.evaluation import cli
 from trash_env.files import atomic_write_text, check_output_path, sweep_temp_files
@@ -263,7 +263,7 @@ def _wait(condition, what: str, timeout: float = 120.0) -> None:
 @pytest.mark.parametrize("how", ["Ctrl-C", "SIGKILL"])
 def test_an_interrupted_evaluation_saving_games_leaves_no_temp_file(tmp_path, how):
     games = tmp_path / "games"
-    process = subprocess.Popen(
+    process = start_interruptible(
         [
             sys.executable,
             str(ROOT / "evaluate.py"),
@@ -281,13 +281,7 @@ def test_an_interrupted_evaluation_saving_games_leaves_no_temp_file(tmp_path, ho
             "--no-progress",
             "--quiet",
         ],
-        cwd=tmp_path,
-        start_new_session=True,
-        preexec_fn=answer_ctrl_c,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        tmp_path,
     )
     try:
         _wait(lambda: games.is_dir() and len(os.listdir(games)) >= 40, "saved games")
@@ -415,15 +409,8 @@ def test_train_ctrl_c_is_one_line_exit_130_and_keeps_its_checkpoints(tmp_path):
     pytest.importorskip("sb3_contrib", reason="train.py needs the train extra")
     out = tmp_path / "model.safetensors"
     args = ["--timesteps", "10000000", "--checkpoint-every", "128", *TINY_TRAIN]
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "train.py"), "--out", str(out), *args],
-        cwd=tmp_path,
-        start_new_session=True,
-        preexec_fn=answer_ctrl_c,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    process = start_interruptible(
+        [sys.executable, str(ROOT / "train.py"), "--out", str(out), *args], tmp_path
     )
     folder = tmp_path / "model_checkpoints"
     try:

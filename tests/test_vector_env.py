@@ -35,6 +35,9 @@ def solo_episode(
             table.append(None)
         elif core.kinds[g, p] == K.BOT_POLICY:
             table.append(make_agent(specs[int(core.policy_of[g, p])], seed=0))
+        elif core.kinds[g, p] == K.BOT_COUNTING:
+            weight = float(core.weights[g, p])
+            table.append(make_agent(f"counting:discard_weight={weight}", seed=0))
         else:
             table.append(make_agent(KIND_SPEC[int(core.kinds[g, p])], seed=0))
     solo.seat, solo.table = seat, table

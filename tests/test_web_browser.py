@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_web_rank import SPECS, saved_games
+from test_web_rank import SPECS, report_with_games
 from web_support import play_out, serving
 
 import agents.evaluation.cli as evaluate
@@ -290,24 +290,7 @@ def test_a_log_plays_back_forward_back_and_open(browser, tmp_path):
 def test_a_report_opens_as_a_leaderboard_with_links_to_games(browser, tmp_path):
     folder = tmp_path / "reports"
     folder.mkdir()
-    assert (
-        evaluate.main(
-            [
-                "--agents",
-                *SPECS,
-                "counting",
-                "--games",
-                "12",
-                "--json",
-                str(folder / "report.json"),
-                "--quiet",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
-    report = json.loads((folder / "report.json").read_text())
-    report["games"] = {"dir": "games", "index": saved_games(folder / "games", 4)}
+    report = report_with_games(folder, "report.json", [*SPECS, "counting"], 12)
     (folder / "report.json").write_text(json.dumps(report))
     with serving(tmp_path / "logs", folder) as (client, _):
         browser.get(client.base + "/#rank/report.json")

@@ -44,26 +44,20 @@ def saved_games(folder: Path, count: int) -> list[dict]:
     return index
 
 
+def report_with_games(folder: Path, name: str, specs: list[str], games: int) -> dict:
+    """evaluate.py's report of ``specs`` over ``games`` games, written to ``folder/name``;
+    returned with four saved games (:func:`saved_games`, in ``folder/games``) linked in."""
+    flags = ["--games", str(games), "--json", str(folder / name), "--quiet", "--no-progress"]
+    assert evaluate.main(["--agents", *specs, *flags]) == 0
+    report = json.loads((folder / name).read_text())
+    report["games"] = {"dir": "games", "index": saved_games(folder / "games", 4)}
+    return report
+
+
 @pytest.fixture(scope="module")
 def report_folder(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("reports")
-    assert (
-        evaluate.main(
-            [
-                "--agents",
-                *SPECS,
-                "--games",
-                "8",
-                "--json",
-                str(folder / "plain.json"),
-                "--quiet",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
-    report = json.loads((folder / "plain.json").read_text())
-    report["games"] = {"dir": "games", "index": saved_games(folder / "games", 4)}
+    report = report_with_games(folder, "plain.json", SPECS, 8)
     (folder / "linked.json").write_text(json.dumps(report))
     outside = dict(report, games={"dir": "/", "index": report["games"]["index"]})
     (folder / "outside.json").write_text(json.dumps(outside))

@@ -28,7 +28,7 @@ and the error for an unknown name says so.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -246,14 +246,3 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     agent = factory(seed=seed, **options)
     agent.spec = spec
     return agent
-
-
-def opponent_entries(opponents: Sequence[object] | str) -> list[Any]:
-    """The opponent pool of a learner-seat env (``TrashSoloEnv`` and the batched envs) as a
-    list: a spec string alone stands for a pool of one; entries are spec strings or
-    :class:`Agent` objects (the batched env also takes stable-baselines3 policies, which it
-    checks itself). ``ValueError`` for an empty pool."""
-    pool = [opponents] if isinstance(opponents, str) else list(opponents)
-    if not pool:
-        raise ValueError("opponents must name at least one opponent (a spec or an Agent)")
-    return pool

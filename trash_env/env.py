@@ -62,7 +62,7 @@ from pettingzoo.utils import wrappers
 
 from trash_env import actions
 from trash_env.engine import NUM_ACTIONS, Game
-from trash_env.match import ILLEGAL_REWARD, Match, final_info
+from trash_env.match import Match, final_info
 from trash_env.observation import (
     action_mask,
     encode_observation,
@@ -70,6 +70,7 @@ from trash_env.observation import (
     state_size,
 )
 from trash_env.pairs import add_pairs, check_observation, observation_width
+from trash_env.reward import ILLEGAL_REWARD
 from trash_env.rules import Rules
 from trash_env.seeding import check_reset_options, check_seed
 

@@ -4,13 +4,16 @@ a terminal."""
 
 from __future__ import annotations
 
+import csv
 import errno
+import io
 import os
 import re
 import stat
 import tempfile
 import threading
 import unicodedata
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 
@@ -151,6 +154,17 @@ def describe_os_error(error: OSError) -> str:
 def atomic_write_text(path: str | Path, text: str) -> None:
     """:func:`atomic_write_bytes` of UTF-8 text."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_csv(
+    path: str | Path, header: Sequence[str], rows: Iterable[Sequence[object]]
+) -> None:
+    """A CSV table, ``header`` then ``rows``, written as :func:`atomic_write_text`."""
+    handle = io.StringIO(newline="")
+    out = csv.writer(handle)
+    out.writerow(header)
+    out.writerows(rows)
+    atomic_write_text(path, handle.getvalue())
 
 
 IMAGE_SUFFIXES = (".png",)

@@ -8,11 +8,9 @@ written once. Seats hold :class:`trash_env.agent.Agent` objects, or ``None`` for
 decides outside the match (the learner of an env, every seat of the AEC env, the person at the
 terminal): :meth:`Match.advance` plays the seated agents and stops where such a seat must act.
 
-The reward: what a seat is paid is assembled here once, for every table that pays (the AEC
-env, the single-agent env; the batched env pays the same with ``VectorGame.payments``): the
-finished deals' shares with ``round_rewards`` (``Game.shares_to_returns``), then, when the
-game is over and not truncated, ``Game.returns()``; an illegal action pays
-:data:`ILLEGAL_REWARD` instead (the learner forfeits).
+The reward: :meth:`Match.settle` and :meth:`Match.advance` pay the seats when the game calls
+for it (the finished deals with ``round_rewards``, the game at its end), assembled as
+:mod:`trash_env.reward` assembles every table's payments.
 
 The call: every table answers ``CALL_TRASH`` for its seats (bots always remember to call; the
 envs keep the action space at 13), in :func:`answer_calls`, the one place it is answered. Only
@@ -28,10 +26,10 @@ import numpy as np
 from trash_env.agent import Agent
 from trash_env.engine import CALL_TRASH, NUM_ACTIONS, Decision, Game
 from trash_env.observation import action_mask, encode_observation
+from trash_env.reward import add_payments, deal_shares
 from trash_env.view import PublicView
 
 _CALL = Decision.CALL  # a module constant: enum-class attribute reads are slow
-ILLEGAL_REWARD = -1  # the reward of an illegal action: it ends the episode (PettingZoo's too)
 
 
 def answer_calls(game: Game) -> None:
@@ -128,8 +126,7 @@ class Match:
             if game.decision is _CALL and game.current not in own_calls:
                 self._answer_calls()
             if round_rewards and self.deals_paid < len(results):
-                paid = self._pay_deals()
-                total = paid if total is None else [a + b for a, b in zip(total, paid, strict=True)]
+                total = add_payments(total, self._pay_deals())
             if game.done:
                 return total if self.game_paid else self._pay_game(total)
             if left == 0:
@@ -153,14 +150,8 @@ class Match:
             left -= 1
 
     def _pay_deals(self) -> list[float]:
-        game = self.game
-        results, n = game.round_results, game.num_players
-        paid = [0.0] * n
-        while self.deals_paid < len(results):
-            shares = game.shares_to_returns(results[self.deals_paid])
-            for p in range(n):
-                paid[p] += shares[p]
-            self.deals_paid += 1
+        paid = deal_shares(self.game, self.deals_paid)
+        self.deals_paid = len(self.game.round_results)
         return paid
 
     def _pay_game(self, paid: list[float] | None) -> list[float] | None:
@@ -168,8 +159,7 @@ class Match:
         self.game_paid = True
         if self.game.truncated:
             return paid
-        returns = self.game.returns()
-        return returns if paid is None else [a + b for a, b in zip(paid, returns, strict=True)]
+        return add_payments(paid, self.game.returns())
 
     def play(self) -> Game:
         """Play the whole game (every seat must hold an agent); return the finished game."""

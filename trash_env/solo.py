@@ -38,15 +38,15 @@ import numpy as np
 from gymnasium import spaces
 
 from trash_env.actions import check_action
-from trash_env.agent import Agent, make_agent, opponent_entries
 from trash_env.engine import NUM_ACTIONS, Game
-from trash_env.match import ILLEGAL_REWARD, Match, final_info
+from trash_env.match import Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation
+from trash_env.opponents import OpponentEntry, OpponentPool, build
 from trash_env.pairs import add_pairs, check_observation, observation_width
+from trash_env.reward import add_payments, learner_reward
 from trash_env.rules import Rules
 from trash_env.seeding import check_reset_options, check_seed
 
-OpponentEntry = Any  # a spec string, or a trash_env.agent.Agent instance
 MAX_REDEALS = 1000
 ILLEGAL = ("lose", "raise")
 
@@ -144,22 +144,18 @@ class TrashSoloEnv(gym.Env):
     # ------------------------------------------------------------------ opponents
 
     def set_opponents(self, opponents: Sequence[OpponentEntry] | str) -> None:
-        """Replace the opponent pool from the next episode on (``VecEnv.env_method`` calls this
-        to refresh a self-play pool). A spec is built once per seat that draws it (agents may
-        keep state within a game) and cached; Agent objects are used as given."""
-        pool = opponent_entries(opponents)
-        for entry in pool:
-            if not isinstance(entry, (str, Agent)):
-                raise ValueError(
-                    f"opponents entries must be agent spec strings or Agent objects, got {entry!r}"
-                )
+        """Replace the opponent pool (:class:`trash_env.opponents.OpponentPool`) from the next
+        episode on (``VecEnv.env_method`` calls this to refresh a self-play pool). A spec is
+        built once per seat that draws it (agents may keep state within a game) and cached;
+        Agent objects are used as given."""
+        pool = OpponentPool(opponents)
         # Drop cached specs no longer in the pool (old self-play snapshots hold a network each).
-        keep = {entry for entry in pool if isinstance(entry, str)}
+        keep = {entry for entry in pool.entries if isinstance(entry, str)}
         self._agent_cache = {k: v for k, v in self._agent_cache.items() if k[0] in keep}
         for entry in keep:  # an unknown spec fails here, not at the next reset
             self._seat_agent(entry, 1)
-        self.opponent_specs = [e if isinstance(e, str) else repr(e) for e in pool]
-        self._pool = pool
+        self.opponent_specs = pool.specs
+        self.pool = pool
 
     def _seat_agent(self, entry: OpponentEntry, seat: int) -> Any:
         if not isinstance(entry, str):
@@ -167,9 +163,7 @@ class TrashSoloEnv(gym.Env):
         key = (entry, seat)
         agent = self._agent_cache.get(key)
         if agent is None:
-            # Seed 0: every episode's reset() reseeds it from the env's generator anyway, and
-            # building it must not draw from that generator (the deals would depend on it).
-            agent = self._agent_cache[key] = make_agent(entry, seed=0)
+            agent = self._agent_cache[key] = build(entry)
         return agent
 
     # ------------------------------------------------------------------ Gymnasium API
@@ -190,12 +184,12 @@ class TrashSoloEnv(gym.Env):
             seat = check_seat(chosen["seat"], n, "reset options: seat")
         rng = self._rng
         for _ in range(MAX_REDEALS):
-            self.seat = int(rng.integers(n)) if seat is None else int(seat)
+            seats, drawn = self.pool.draw(rng, 1, n, seat)
+            self.seat = int(seats[0])
+            entries = self.pool.entries
             self.table = [
-                None
-                if p == self.seat
-                else self._seat_agent(self._pool[int(rng.integers(len(self._pool)))], p)
-                for p in range(n)
+                None if j < 0 else self._seat_agent(entries[j], p)
+                for p, j in enumerate(drawn[0].tolist())
             ]
             for agent in self.table:
                 if agent is not None:
@@ -231,8 +225,9 @@ class TrashSoloEnv(gym.Env):
             if self.illegal == "raise":
                 raise  # the engine's message names the legal actions
             self._illegal = True  # the learner forfeits (PettingZoo's TerminateIllegal, -1)
-            return self._observe(), float(ILLEGAL_REWARD), True, False, self._info()
-        reward = self._advance() + self._pending  # the deals' and the game's (Match)
+            return self._observe(), learner_reward(0.0, True), True, False, self._info()
+        # the deals' and the game's (Match), and what was paid before the first decision
+        reward = learner_reward(add_payments(self._advance(), self._pending), False)
         self._pending = 0.0
         terminated = game.done and not game.truncated
         truncated = game.truncated

@@ -4,7 +4,6 @@ Files are written atomically."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trash_env.files import atomic_write_bytes, atomic_write_text, safe_text
+from trash_env.files import atomic_write_bytes, atomic_write_csv, atomic_write_text, safe_text
 from trash_env.rules import Rules
 
 if TYPE_CHECKING:
@@ -83,26 +82,23 @@ class Report:
     def write_csv(self, path: str | Path) -> None:
         """One row per agent, then one row per ordered pair (column ``kind`` tells which);
         written atomically."""
-        handle = io.StringIO(newline="")
-        out = csv.writer(handle)
-        out.writerow(
-            [
-                "kind",
-                "agent",
-                "opponent",
-                "games",
-                "wins",
-                "rate",
-                "ci95_low",
-                "ci95_high",
-                "mean_placing",
-                "mean_return",
-                "rating_mu",
-                "rating_sigma",
-            ]
-        )
+        header = [
+            "kind",
+            "agent",
+            "opponent",
+            "games",
+            "wins",
+            "rate",
+            "ci95_low",
+            "ci95_high",
+            "mean_placing",
+            "mean_return",
+            "rating_mu",
+            "rating_sigma",
+        ]
+        rows: list[list[object]] = []
         for spec, a in self.agents.items():
-            out.writerow(
+            rows.append(
                 [
                     "agent",
                     spec,
@@ -119,7 +115,7 @@ class Report:
                 ]
             )
         for pair in self.pairs.values():
-            out.writerow(
+            rows.append(
                 [
                     "pair",
                     pair["agent"],
@@ -135,7 +131,7 @@ class Report:
                     "",
                 ]
             )
-        atomic_write_text(path, handle.getvalue())
+        atomic_write_csv(path, header, rows)
 
     def table(self) -> str:
         """The report as text: settings, per-agent table, head-to-head, seats and game lengths."""

@@ -21,8 +21,6 @@ it reaches the reference's own rate there (``checks`` in the JSON, ``target`` in
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from collections.abc import Sequence
@@ -33,7 +31,7 @@ from typing import Any
 from agents.evaluation.report import Report
 from agents.evaluation.runner import evaluate
 from agents.evaluation.scoring import wilson_interval
-from trash_env.files import atomic_write_text
+from trash_env.files import atomic_write_csv, atomic_write_text
 from trash_env.rules import Rules
 
 NUM_SIZES = 10  # layout slots: start sizes 1 to 10
@@ -107,27 +105,24 @@ class SizesReport:
 
     def write_csv(self, path: str | Path) -> None:
         """One line per setting and (player, opponent) pair; written atomically."""
-        handle = io.StringIO(newline="")
-        out = csv.writer(handle)
-        out.writerow(
-            [
-                "setting",
-                "episode",
-                "start_size",
-                "player",
-                "opponent",
-                "games",
-                "wins",
-                "win_rate",
-                "ci95_low",
-                "ci95_high",
-                "par",
-            ]
-        )
+        header = [
+            "setting",
+            "episode",
+            "start_size",
+            "player",
+            "opponent",
+            "games",
+            "wins",
+            "win_rate",
+            "ci95_low",
+            "ci95_high",
+            "par",
+        ]
+        rows: list[list[object]] = []
         for row in self.rows:
             for who, cells in ((self.agent, row.cells), (self.reference, row.reference)):
                 for opponent, cell in cells.items():
-                    out.writerow(
+                    rows.append(
                         [
                             row.label,
                             row.episode,
@@ -142,7 +137,7 @@ class SizesReport:
                             self.par,
                         ]
                     )
-        atomic_write_text(path, handle.getvalue())
+        atomic_write_csv(path, header, rows)
 
     def table(self) -> str:
         """The rows as a text table: the agent's rate against each opponent, then the

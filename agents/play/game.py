@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agents.bots.base import Agent, check_fits, make_agent, parse_spec
-from agents.play.game_log import DEFAULT_LOG_DIR, build_log, read_log, write_log
+from agents.play.game_log import DEFAULT_LOG_DIR, read_log, table_log, write_log
 from agents.play.human import HumanAgent, HumanQuit, bot_label, seat_names, seat_seeds
 from agents.play.replay import DealTracker, narrate, replay
 from trash_env.cli import Parser, add_rules_arguments, program_name, rules_options, whole_number
@@ -177,15 +177,8 @@ class Table:
         )
 
     def log(self) -> dict:
-        """The game log as it stands (:func:`agents.play.game_log.build_log`)."""
-        return build_log(
-            self.game,
-            seed=self.seed,
-            seat=self.seat,
-            specs=self.specs,
-            names=self.names,
-            actions=self.actions,
-        )
+        """The game log as it stands (:func:`agents.play.game_log.table_log`)."""
+        return table_log(self)
 
 
 def _usage_error(parser: Parser, error: Exception) -> int:

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import EVENT_KINDS, NUM_ENGINE_ACTIONS, Game
@@ -55,6 +55,33 @@ def build_log(
         "actions": [[int(p), int(a)] for p, a in actions],
         "events": [list(e) for e in game.events],
     }
+
+
+class LoggedTable(Protocol):
+    """A table a person plays at (the terminal's, the web page's): what its log records."""
+
+    game: Game
+    specs: list[str]
+    names: list[str]
+    actions: list[tuple[int, int]]
+
+    @property
+    def seed(self) -> int | None: ...  # the deal's seed (None: not known)
+
+    @property
+    def seat(self) -> int | None: ...  # the person's seat
+
+
+def table_log(table: LoggedTable) -> dict:
+    """The log of a person's table as it stands (:func:`build_log` of its game and seating)."""
+    return build_log(
+        table.game,
+        seed=table.seed,
+        seat=table.seat,
+        specs=table.specs,
+        names=table.names,
+        actions=table.actions,
+    )
 
 
 def write_game_file(path: str | Path, log: dict) -> None:

@@ -130,7 +130,7 @@ class Checkpointable(gym.Wrapper):
             "rng": solo._rng.bit_generator.state,
             "opponents": list(solo.opponent_specs),
             "actions": [],
-            "replayable": not options and all(isinstance(e, str) for e in solo._pool),
+            "replayable": not options and all(isinstance(e, str) for e in solo.pool.entries),
         }
         return self.env.reset(seed=seed, options=options)
 
@@ -153,7 +153,7 @@ def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkp
     """``reference`` (a new ``ProgressShaping(Monitor(TrashSoloEnv))``) replaying the
     checkpoint's episode, with its shaping figures."""
     env, solo = Checkpointable(reference), reference.unwrapped
-    episode, pool = saved["episode"], list(solo._pool)
+    episode, pool = saved["episode"], list(solo.pool.entries)
     try:
         if episode is not None:
             check_from_run(episode["opponents"], pool)

@@ -18,7 +18,7 @@ import numpy as np
 
 from agents.bots.base import MODEL_SUFFIX, Agent, check_fits, make_agent, parse_spec
 from agents.bots.search import SearchAgent
-from agents.play.game_log import build_log
+from agents.play.game_log import table_log
 from agents.play.human import bot_label, seat_names, seat_seeds
 from agents.play.replay import DealTracker
 from agents.policies.model_file import describe_training, training_mismatch
@@ -315,11 +315,4 @@ class WebTable:
         return state
 
     def log(self) -> dict:
-        return build_log(
-            self.game,
-            seed=self.seed,
-            seat=self.seat,
-            specs=self.specs,
-            names=self.names,
-            actions=self.actions,
-        )
+        return table_log(self)

@@ -384,7 +384,9 @@ def finish_round(r, cfg, wild) -> int:
             r.rounds_won[p] += 1
             if r.sizes[p] <= cfg[CFG_TARGET_SIZE]:
                 game_winners += 1
-    # The deal's zero-sum shares (Game.shares_to_returns), for per-deal rewards.
+    # The kernels' copy of trash_env.reward.deal_shares (numba cannot call it): the deal's
+    # zero-sum shares (Game.shares_to_returns), summed for per-deal rewards; test_reward.py
+    # holds the two equal.
     if shrinkers:
         for p in range(n):
             r.deal_reward[p] += zero_sum_share(r.shrunk[p], shrinkers, n)

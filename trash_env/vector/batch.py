@@ -26,6 +26,7 @@ from trash_env.actions import check_actions, holds_bool
 from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
 from trash_env.engine import NUM_ACTIONS, NUM_ENGINE_ACTIONS, Game, InvariantError, zero_sum_share
 from trash_env.observation import observation_size
+from trash_env.reward import add_payments
 from trash_env.rules import MAX_PLAYERS, Rules
 from trash_env.vector import _kernels as K
 from trash_env.vector._pcg import RNG_WORDS, state_of
@@ -361,13 +362,12 @@ class VectorGame:
 
     def payments(self, deals: bool) -> np.ndarray:
         """float64 ``(B, players)``: every seat's payment since the last call, assembled as
-        :class:`trash_env.match.Match` assembles it: with ``deals`` (``round_rewards``) the
+        :mod:`trash_env.reward` assembles every table's: with ``deals`` (``round_rewards``) the
         shares of the deals finished meanwhile, plus :meth:`returns` (the game's, once over).
         Clears the deals' shares; a finished game is paid again at each call until re-dealt."""
         games = self.games
-        paid = self.returns()
-        if deals:
-            paid = games["deal_reward"][:, : self.num_players] + paid
+        shares = games["deal_reward"][:, : self.num_players] if deals else None
+        paid = add_payments(shares, self.returns())
         games["deal_reward"] = 0.0
         return paid
 

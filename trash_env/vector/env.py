@@ -22,8 +22,10 @@ are refused with a ``ValueError``: :func:`supports_opponents` tells train.py whe
 to ``DummyVecEnv``.
 
 Randomness: ``seed`` seeds the batch's generator. Each new episode draws, in this order, the
-learner seats, the opponents of every seat, the opponents' own streams and the game seeds of
-the slots being reset (``VectorGame``: slot ``i``'s game is ``Game(rules, seed=seeds[i])``).
+learner seats and the opponents of the slots being reset
+(:meth:`trash_env.opponents.OpponentPool.draw`: an entry for every seat, the learner's
+dropped), the opponents' own streams and the game seeds of the slots being reset
+(``VectorGame``: slot ``i``'s game is ``Game(rules, seed=seeds[i])``).
 """
 
 from __future__ import annotations
@@ -37,12 +39,13 @@ import numpy as np
 from gymnasium import spaces
 
 from trash_env.actions import check_actions
-from trash_env.agent import Agent, make_agent, opponent_entries
+from trash_env.agent import Agent
 from trash_env.engine import NUM_ACTIONS
-from trash_env.match import ILLEGAL_REWARD
 from trash_env.observation import OBS_VERSION, observation_size
+from trash_env.opponents import LEARNER, OpponentPool, build
 from trash_env.pairs import add_pairs, check_observation, observation_width
 from trash_env.progress import ProgressFollower, check_coef, progress_potential
+from trash_env.reward import learner_reward
 from trash_env.rules import Rules
 from trash_env.sampling import masked_choice
 from trash_env.solo import learner_info, solo_rules
@@ -86,7 +89,7 @@ def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
     """(kind, counting weight, policy) of one opponent pool entry. A bot runs compiled when its
     class declares ``batch_kernel`` in its own body (``agents``' random, greedy and counting):
     a subclass may play differently, so it does not inherit the claim."""
-    agent: Any = make_agent(entry, seed=0) if isinstance(entry, str) else entry
+    agent: Any = build(entry)
     kernel = type(agent).__dict__.get("batch_kernel")
     if kernel == "random":
         return K.BOT_RANDOM, 0.0, None
@@ -108,7 +111,7 @@ def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
 def supports_opponents(opponents: Sequence[Any] | str) -> bool:
     """Whether every entry of this opponent pool can play inside the batched env."""
     try:
-        for entry in opponent_entries(opponents):
+        for entry in OpponentPool(opponents, policies=True).entries:
             _classify(entry)
     except ValueError:
         return False
@@ -181,10 +184,10 @@ class SoloBatch:
 
     def set_opponents(self, opponents: Sequence[Any] | str) -> None:
         """Replace the opponent pool from each slot's next episode on."""
-        pool = opponent_entries(opponents)
-        classified = [_classify(entry) for entry in pool]
+        pool = OpponentPool(opponents, policies=True)
+        classified = [_classify(entry) for entry in pool.entries]
         size = observation_size(self.rules.num_players)
-        for entry, (_, _, policy) in zip(pool, classified, strict=True):
+        for entry, (_, _, policy) in zip(pool.entries, classified, strict=True):
             check = getattr(policy.source, "check_rules", None) if policy is not None else None
             if check is not None:  # a PolicyAgent: refuses another player count (pretrained
                 check(self.rules)  # picks its count's model) and warns on untrained rules
@@ -194,7 +197,8 @@ class SoloBatch:
                     f"opponent {entry!r} was trained for observations of size {wanted}, but "
                     f"{self.rules.num_players} players give {size}: play it at its table size"
                 )
-        self.opponent_specs = [e if isinstance(e, str) else repr(e) for e in pool]
+        self.opponent_specs = pool.specs
+        self.pool = pool
         self.pool_kind = np.array([c[0] for c in classified], np.int64)
         self.pool_weight = np.array([c[1] for c in classified], np.float64)
         # Episodes under way keep their opponents (as TrashSoloEnv's do): ``policies[j]`` is
@@ -221,17 +225,11 @@ class SoloBatch:
                 return
             k, n = index.size, self.rules.num_players
             rng = self.rng
-            if self.seat_option is None:
-                seats = rng.integers(n, size=k)
-            else:
-                seats = np.full(k, self.seat_option, np.int64)
-            drawn = rng.integers(len(self.pool_kind), size=(k, n))
-            kinds = self.pool_kind[drawn]
-            weights = self.pool_weight[drawn]
+            seats, drawn = self.pool.draw(rng, k, n, self.seat_option, every_seat=True)
+            learner = drawn == LEARNER
+            kinds = np.where(learner, K.BOT_LEARNER, self.pool_kind[drawn])
+            weights = np.where(learner, 0.0, self.pool_weight[drawn])
             policy_of = np.where(kinds == K.BOT_POLICY, drawn, -1)
-            rows = np.arange(k)
-            kinds[rows, seats] = K.BOT_LEARNER
-            policy_of[rows, seats] = -1
             words = rng.integers(0, 2**64, size=(k, 4), dtype=np.uint64)
             words[:, 3] |= np.uint64(1)  # a PCG64 increment is odd
             self.seats[index] = seats
@@ -320,11 +318,10 @@ class SoloBatch:
         K.batch_step(b.games, acts, legal, a.cfg, a.wild, a.deck, a.totals)
         self.advance(self._all)
         games = b.games
-        rewards = b.payments(self.round_rewards)[self._all, self.seats]
         done = b.done.copy()
         truncated = done & games["truncated"]
         illegal = ~legal
-        rewards[illegal] = ILLEGAL_REWARD
+        rewards = learner_reward(b.payments(self.round_rewards)[self._all, self.seats], illegal)
         terminated = (done & ~truncated) | illegal
         self.episode_return += rewards
         self.episode_length += 1
@@ -393,6 +390,19 @@ class _BatchMethods:
     """What both vector envs ask of their :class:`SoloBatch` the same way."""
 
     core: SoloBatch
+    rules: Rules
+    render_mode: str | None
+
+    def _start(
+        self, num_envs: object, opponents: Sequence[Any] | str, settings: dict[str, Any]
+    ) -> tuple[spaces.Box, spaces.Discrete]:
+        """Build the batch (``settings``: :class:`SoloBatch`'s ``seat``, ``round_rewards``,
+        ``seed``, ``shaping``, ``observation`` and every ``Rules`` option); return one env's
+        observation and action spaces."""
+        self.core = SoloBatch(_count(num_envs), opponents, **settings)
+        self.rules = self.core.rules
+        self.render_mode = None
+        return _spaces(self.rules.num_players, self.core.observation)
 
     def action_masks(self) -> np.ndarray:
         """bool ``(num_envs, 13)``: each learner's legal actions."""
@@ -427,27 +437,13 @@ class TrashVecEnv(_BatchMethods, _VecEnv):
     """
 
     def __init__(
-        self,
-        num_envs: int,
-        opponents: Sequence[Any] | str = ("random",),
-        seat: int | None = None,
-        round_rewards: bool = False,
-        seed: int | None = None,
-        shaping: float = 0.0,
-        observation: str = "plain",
-        **options: Any,
+        self, num_envs: int, opponents: Sequence[Any] | str = ("random",), **settings: Any
     ) -> None:
         if _VecEnv is object:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
-        num_envs = _count(num_envs)
-        self.core = SoloBatch(
-            num_envs, opponents, seat, round_rewards, seed, shaping, observation, **options
-        )
-        self.rules = self.core.rules
-        self.render_mode = None
+        observation_space, action_space = self._start(num_envs, opponents, settings)
         self.obs_version = OBS_VERSION
-        observation_space, action_space = _spaces(self.rules.num_players, self.core.observation)
-        super().__init__(num_envs, observation_space, action_space)
+        super().__init__(self.core.num_envs, observation_space, action_space)
         self._actions: np.ndarray | None = None
         self._started = False
 
@@ -566,30 +562,15 @@ class TrashVectorEnv(_BatchMethods, gym_vector.VectorEnv):
     metadata = {"autoreset_mode": gym_vector.AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(
-        self,
-        num_envs: int,
-        opponents: Sequence[Any] | str = ("random",),
-        seat: int | None = None,
-        round_rewards: bool = False,
-        seed: int | None = None,
-        shaping: float = 0.0,
-        observation: str = "plain",
-        **options: Any,
+        self, num_envs: int, opponents: Sequence[Any] | str = ("random",), **settings: Any
     ) -> None:
-        num_envs = _count(num_envs)
-        self.core = SoloBatch(
-            num_envs, opponents, seat, round_rewards, seed, shaping, observation, **options
-        )
-        self.rules = self.core.rules
-        self.num_envs = num_envs
-        self.single_observation_space, self.single_action_space = _spaces(
-            self.rules.num_players, self.core.observation
-        )
+        spaces_of_one = self._start(num_envs, opponents, settings)
+        self.single_observation_space, self.single_action_space = spaces_of_one
+        num_envs = self.num_envs = self.core.num_envs
         self.observation_space = gym_vector.utils.batch_space(
             self.single_observation_space, num_envs
         )
         self.action_space = gym_vector.utils.batch_space(self.single_action_space, num_envs)
-        self.render_mode = None
         self._started = False
 
     def reset(

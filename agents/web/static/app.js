@@ -30,6 +30,17 @@ T.el = function (tag, attrs, ...children) {
 
 T.$ = (id) => document.getElementById(id);
 
+// Fill the <select> `id` with the files the server lists at `path` (its answer's `key`),
+// after a first option that says `choose` (or `none` when there are none); `selected` is
+// chosen when listed.
+T.fillFiles = async function (id, path, key, choose, none, selected) {
+  const select = T.$(id);
+  const files = (await T.api("GET", path))[key];
+  select.replaceChildren(T.el("option", { value: "", text: files.length ? choose : none }));
+  for (const f of files) select.append(T.el("option", { value: f.name, text: f.name }));
+  if (selected && files.some((f) => f.name === selected)) select.value = selected;
+};
+
 T.api = async function (method, path, body) {
   const init = { method, headers: {} };
   if (body !== undefined) {

@@ -6,13 +6,9 @@
   const rank = { report: null, file: "" };
   T.views.rank = rank;
 
-  async function list(selected) {
-    const select = T.$("report-list");
-    const reports = (await T.api("GET", "/api/reports")).reports;
-    select.replaceChildren(T.el("option", { value: "", text: reports.length ?
-      "choose a report" : "no .json files in the reports folder (evaluate.py --json FILE)" }));
-    for (const f of reports) select.append(T.el("option", { value: f.name, text: f.name }));
-    if (selected) select.value = selected;
+  function list(selected) {
+    return T.fillFiles("report-list", "/api/reports", "reports", "choose a report",
+      "no .json files in the reports folder (evaluate.py --json FILE)", selected);
   }
 
   function interval(a, par) {

@@ -6,13 +6,9 @@
   const watch = { data: null, at: 0, timer: 0, source: "" };
   T.views.watch = watch;
 
-  async function list(selected) {
-    const select = T.$("log-list");
-    const logs = (await T.api("GET", "/api/logs")).logs;
-    select.replaceChildren(T.el("option", { value: "", text: logs.length ?
-      "choose a game log" : "no game logs yet: play a game first" }));
-    for (const f of logs) select.append(T.el("option", { value: f.name, text: f.name }));
-    if (selected && logs.some((f) => f.name === selected)) select.value = selected;
+  function list(selected) {
+    return T.fillFiles("log-list", "/api/logs", "logs", "choose a game log",
+      "no game logs yet: play a game first", selected);
   }
 
   async function open(path, title) {
