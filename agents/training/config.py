@@ -45,11 +45,11 @@ DEFAULT_SHAPING_UNTIL = 0.25
 # falls linearly from ``lr`` by the fraction ``lr_decay`` so that the final policy does not
 # drift on the last updates' noise. How each row was chosen, on held-back seeds: docs/training.md.
 PER_PLAYERS: dict[int, dict[str, Any]] = {
-    2: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 0.0, "ent_coef": 0.01},
-    3: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 0.0, "ent_coef": 0.01},
-    4: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 0.0, "ent_coef": 0.01},
-    5: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 0.0, "ent_coef": 0.01},
-    6: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 0.0, "ent_coef": 0.01},
+    2: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
+    3: {"timesteps": 5_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
+    4: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
+    5: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
+    6: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
 }
 PER_PLAYERS_FIELDS = ("timesteps", "lr", "lr_decay", "ent_coef")
 
