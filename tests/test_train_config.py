@@ -123,3 +123,21 @@ def test_the_learning_rate_falls_linearly_by_the_decay_fraction():
     # progress remaining: 1 at the first update, 0 at the end of the run
     assert [rate(p) for p in (1.0, 0.5, 0.0)] == [0.5, 0.3125, 0.125]
     assert learning_rate(0.5, 1.0)(0.0) == 0.0  # type: ignore[operator]
+
+
+def test_the_docs_table_of_settings_per_player_count_is_the_configs():
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "training.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "| 1e-3 |" in line]
+    shown = {}
+    for line in rows:
+        counts, timesteps, lr, decay, ent = (cell.strip() for cell in line.split("|")[1:6])
+        for count in counts.split(", "):
+            shown[int(count)] = {
+                "timesteps": int(timesteps.replace(",", "")),
+                "lr": float(lr),
+                "lr_decay": float(decay),
+                "ent_coef": float(ent),
+            }
+    assert shown == PER_PLAYERS
