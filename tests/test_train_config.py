@@ -132,12 +132,13 @@ def test_the_docs_table_of_settings_per_player_count_is_the_configs():
     rows = [line for line in text.splitlines() if line.startswith("| ") and "| 1e-3 |" in line]
     shown = {}
     for line in rows:
-        counts, timesteps, lr, decay, ent = (cell.strip() for cell in line.split("|")[1:6])
+        counts, timesteps, lr, decay, ent, deals = (cell.strip() for cell in line.split("|")[1:7])
         for count in counts.split(", "):
             shown[int(count)] = {
                 "timesteps": int(timesteps.replace(",", "")),
                 "lr": float(lr),
                 "lr_decay": float(decay),
                 "ent_coef": float(ent),
+                "eval_deals": int(deals),
             }
     assert shown == PER_PLAYERS

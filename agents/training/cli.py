@@ -120,9 +120,10 @@ def build_parser() -> Parser:
     add(
         "--eval-deals",
         type=int,
-        default=200,
+        default=None,
         metavar="N",
-        help="duplicate deals per opponent in a periodic evaluation (default: 200)",
+        help="duplicate deals per opponent in a periodic evaluation (default: the player "
+        "count's, " + per_players("eval_deals") + ")",
     )
     add(
         "--final-deals",

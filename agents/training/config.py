@@ -43,15 +43,18 @@ DEFAULT_SHAPING_UNTIL = 0.25
 # per count the game offers. More players make each game longer and a learner decision's effect
 # on the result smaller, so a run needs more steps to reach greedy's level; the learning rate
 # falls linearly from ``lr`` by the fraction ``lr_decay`` so that the final policy does not
-# drift on the last updates' noise. How each row was chosen, on held-back seeds: docs/training.md.
+# drift on the last updates' noise; a periodic evaluation plays each deal once per seat, so
+# ``eval_deals`` shrinks as the table grows to keep the curve's cost a small part of the run.
+# How each row was chosen, on held-back seeds: docs/training.md.
+_ROW = {"lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01}
 PER_PLAYERS: dict[int, dict[str, Any]] = {
-    2: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
-    3: {"timesteps": 5_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
-    4: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
-    5: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
-    6: {"timesteps": 4_000_000, "lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01},
+    2: {"timesteps": 4_000_000, **_ROW, "eval_deals": 200},
+    3: {"timesteps": 5_000_000, **_ROW, "eval_deals": 100},
+    4: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
+    5: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
+    6: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
 }
-PER_PLAYERS_FIELDS = ("timesteps", "lr", "lr_decay", "ent_coef")
+PER_PLAYERS_FIELDS = ("timesteps", "lr", "lr_decay", "ent_coef", "eval_deals")
 
 INT_BOUNDS = {  # field -> (lowest, highest); None allowed where the field's default is None
     "timesteps": (1, MAX_TIMESTEPS),
@@ -171,7 +174,7 @@ class TrainConfig:
     snapshot_every: int = 50_000
     pool_size: int = 5
     eval_every: int = 250_000
-    eval_deals: int = 200
+    eval_deals: int | None = None
     final_deals: int = 1000
     imitate: str = "none"
     imitate_samples: int = 100_000

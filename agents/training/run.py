@@ -379,7 +379,10 @@ class Run:
             self.save_model(path)
             row.update(
                 evaluation_columns(
-                    path, self.config.eval_deals, self.config.seed + steps, self.rules
+                    path,
+                    decided(self.config.eval_deals, "eval_deals"),
+                    self.config.seed + steps,
+                    self.rules,
                 )
             )
             self.last_eval = steps
