@@ -142,3 +142,15 @@ def test_the_docs_table_of_settings_per_player_count_is_the_configs():
                 "eval_deals": int(deals),
             }
     assert shown == PER_PLAYERS
+
+
+def test_a_checkpoint_from_before_lr_decay_refuses_a_schedule_it_did_not_train_with(tmp_path):
+    from agents.training.run import check_resume_flags
+
+    old = settle(TrainConfig(out=tmp_path / "m.safetensors", vec="dummy"))
+    saved = {k: v for k, v in old.resume_flags().items() if k != "lr_decay"}
+    constant = settle(TrainConfig(out=tmp_path / "m.safetensors"), saved)
+    check_resume_flags(constant, saved)  # lr_decay 0: as it trained
+    decaying = settle(TrainConfig(out=tmp_path / "m.safetensors", lr_decay=1.0), saved)
+    with pytest.raises(ValueError, match=r"--lr-decay 0\.0 \(given 1\.0\)"):
+        check_resume_flags(decaying, saved)

@@ -82,6 +82,8 @@ FLOAT_BOUNDS = {  # field -> (lowest, highest, lowest excluded)
     "shaping": (0.0, 10.0, False),
     "shaping_until": (0.0, 1.0, True),
 }
+# Resume flags a checkpoint written before them lacks, with the value such a run trained at.
+FLAGS_ADDED = {"lr_decay": 0.0}
 # Fields that change the trained weights: a resumed run must use the checkpoint's values.
 RESUME_FLAGS = (
     "envs",
@@ -356,8 +358,8 @@ def settle(config: TrainConfig, saved: dict[str, Any] | None = None) -> TrainCon
         return config
     saved = saved or {}
     row = player_defaults(config.rules)
-    if saved:  # a checkpoint from before the schedule ran at a constant rate
-        row["lr_decay"] = 0.0
+    if saved:
+        saved = {**FLAGS_ADDED, **saved}
     tuned = {
         name: getattr(config, name)
         if getattr(config, name) is not None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.training.config import (
+    FLAGS_ADDED,
     GAE_LAMBDA,
     MODEL_SUFFIX,
     RESUME_FLAGS,
@@ -37,6 +38,7 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
 def check_resume_flags(config: TrainConfig, saved: dict[str, Any]) -> None:
     """A resumed run reproduces the uninterrupted one only with the same training flags."""
     given = config.resume_flags()
+    saved = {**FLAGS_ADDED, **saved}
     differ = [name for name in RESUME_FLAGS if name in saved and saved[name] != given[name]]
     if differ:
         shown = "; ".join(f"{flag(n)} {saved[n]!r} (given {given[n]!r})" for n in differ)
@@ -52,6 +54,7 @@ class Run:
     def __init__(self, config: TrainConfig, state: dict[str, Any] | None = None) -> None:
         from trash_env.rules import Rules
 
+        config = settle(config)  # as train() runs it (already settled there)
         self.config = config
         self.state = state  # the checkpoint resumed from, or None
         self.rules = dict(config.rules)
