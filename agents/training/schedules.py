@@ -10,7 +10,7 @@ from collections.abc import Callable
 def learning_rate(lr: float, decay: float) -> float | Callable[[float], float]:
     """The learning rate stable-baselines3 is given: ``lr`` falling linearly by the fraction
     ``decay`` over the run (a function of the progress remaining, 1 at the start and 0 at
-    the end; it depends on the step alone, so a resumed run follows the same schedule), or
+    ``--timesteps``: a run resumed to the same ``--timesteps`` follows the same schedule), or
     the constant ``lr`` when ``decay`` is 0."""
     if not decay:
         return lr
