@@ -26,7 +26,7 @@ from agents.policies.model_file import load_tensors
 from agents.policies.policy import PRETRAINED, PolicyAgent, load_policy_agent
 from agents.training.checkpoint import read_checkpoint
 from agents.training.cli import build_parser, config_of, main
-from agents.training.config import settle
+from agents.training.config import PER_PLAYERS, settle
 from agents.training.eval_curve import evaluate_vs
 from agents.training.schedules import next_eval_after
 from trash_env.observation import OBS_VERSION, encode_observation, observation_size
@@ -528,7 +528,7 @@ def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
     assert type(args.envs) is int and type(args.n_steps) is int  # plain ints in checkpoints
     assert args.batch_size == 1024 and type(args.batch_size) is int
     assert (args.imitate, args.shaping, args.opponents) == ("none", 0.0, ("greedy",))
-    assert args.features == "pairs" and args.timesteps == 4_000_000
+    assert args.features == "pairs" and args.timesteps == PER_PLAYERS[2]["timesteps"]
     args = _settled(["--vec", "dummy"], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
     # The default minibatch is cut to one rollout when that is smaller.
@@ -610,3 +610,14 @@ def test_the_evaluations_count_the_games_where_the_policy_holds_one_seat(players
         assert full.agents["counting"]["games"] == 6 * 3 * 3  # 1+2 copies and 2+1
     low, high = figures["ci95"]
     assert low <= figures["win_rate"] <= high and figures["win_rate"] > 1 / players
+
+
+def test_the_learning_rate_falls_by_lr_decay_over_the_run(tmp_path):
+    out = tmp_path / "a.safetensors"
+    assert main(TINY + ["--out", str(out), "--lr", "0.001", "--lr-decay", "1"]) == 0
+    rates = {}
+    for step in (256, 512):
+        state = read_checkpoint(tmp_path / "a_checkpoints" / f"step_{step:09d}.ckpt")
+        rates[step] = [group["lr"] for group in state["optimizer"]["param_groups"]]
+    # The update after step N of 768 runs at 0.001 x (1 - N / 768): 2/3 and 1/3 of it.
+    assert rates == {256: [pytest.approx(0.001 * 2 / 3)], 512: [pytest.approx(0.001 / 3)]}

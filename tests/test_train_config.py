@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from agents.training.cli import build_parser, config_of
-from agents.training.config import TrainConfig, settle
+from agents.training.config import PER_PLAYERS, PER_PLAYERS_FIELDS, TrainConfig, settle
+from agents.training.schedules import learning_rate
 
 
 def test_the_command_line_defaults_are_the_config_defaults():
@@ -78,3 +79,78 @@ def test_the_config_is_frozen_and_settle_returns_a_new_one(tmp_path):
         TrainConfig(out=tmp_path / "m.safetensors", vec="dummy", envs=2, rules={"episode": "round"})
     )
     assert (rounds.n_steps, rounds.batch_size, rounds.round_rewards) == (512, 1024, False)
+
+
+@pytest.mark.parametrize("players", sorted(PER_PLAYERS))
+def test_a_players_run_settles_its_player_counts_row_of_the_table(players, tmp_path):
+    argv = ["--out", str(tmp_path / "m.safetensors")]
+    argv += ["--players", str(players)] if players != 2 else []  # 2: no flag at all
+    settled = settle(config_of(build_parser().parse_args(argv)))
+    assert {name: getattr(settled, name) for name in PER_PLAYERS_FIELDS} == PER_PLAYERS[players]
+    assert settled.settled
+
+
+def test_the_table_covers_every_player_count_and_every_field_with_valid_values():
+    from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS
+
+    assert set(PER_PLAYERS) == set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
+    for row in PER_PLAYERS.values():
+        assert set(row) == set(PER_PLAYERS_FIELDS)
+        TrainConfig(**row)  # every value within its flag's bounds
+
+
+def test_given_flags_win_over_the_table_and_a_checkpoints_flags_over_the_table(tmp_path):
+    out = tmp_path / "m.safetensors"
+    given = settle(
+        TrainConfig(
+            out=out, timesteps=5, lr=0.25, lr_decay=0.5, ent_coef=0.0, rules={"num_players": 3}
+        )
+    )
+    assert (given.timesteps, given.lr, given.lr_decay, given.ent_coef) == (5, 0.25, 0.5, 0.0)
+    saved = {"lr": 0.125, "lr_decay": 0.75, "ent_coef": 0.5}
+    resumed = settle(TrainConfig(out=out, rules={"num_players": 3}), saved)
+    assert (resumed.lr, resumed.lr_decay, resumed.ent_coef) == (0.125, 0.75, 0.5)
+    assert resumed.timesteps == PER_PLAYERS[3]["timesteps"]  # not a checkpoint flag
+    # A checkpoint from before --lr-decay existed trained at a constant rate.
+    old = settle(TrainConfig(out=out), {"lr": 0.125, "ent_coef": 0.5})
+    assert (old.lr, old.lr_decay) == (0.125, 0.0)
+
+
+def test_the_learning_rate_falls_linearly_by_the_decay_fraction():
+    assert learning_rate(0.5, 0.0) == 0.5  # constant: a plain number for stable-baselines3
+    rate = learning_rate(0.5, 0.75)
+    assert callable(rate)
+    # progress remaining: 1 at the first update, 0 at the end of the run
+    assert [rate(p) for p in (1.0, 0.5, 0.0)] == [0.5, 0.3125, 0.125]
+    assert learning_rate(0.5, 1.0)(0.0) == 0.0  # type: ignore[operator]
+
+
+def test_the_docs_table_of_settings_per_player_count_is_the_configs():
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "training.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "| 1e-3 |" in line]
+    shown = {}
+    for line in rows:
+        counts, timesteps, lr, decay, ent, deals = (cell.strip() for cell in line.split("|")[1:7])
+        for count in counts.split(", "):
+            shown[int(count)] = {
+                "timesteps": int(timesteps.replace(",", "")),
+                "lr": float(lr),
+                "lr_decay": float(decay),
+                "ent_coef": float(ent),
+                "eval_deals": int(deals),
+            }
+    assert shown == PER_PLAYERS
+
+
+def test_a_checkpoint_from_before_lr_decay_refuses_a_schedule_it_did_not_train_with(tmp_path):
+    from agents.training.run import check_resume_flags
+
+    old = settle(TrainConfig(out=tmp_path / "m.safetensors", vec="dummy"))
+    saved = {k: v for k, v in old.resume_flags().items() if k != "lr_decay"}
+    constant = settle(TrainConfig(out=tmp_path / "m.safetensors"), saved)
+    check_resume_flags(constant, saved)  # lr_decay 0: as it trained
+    decaying = settle(TrainConfig(out=tmp_path / "m.safetensors", lr_decay=1.0), saved)
+    with pytest.raises(ValueError, match=r"--lr-decay 0\.0 \(given 1\.0\)"):
+        check_resume_flags(decaying, saved)

@@ -49,6 +49,8 @@ FLAGS = [
     "1",
     "--opponents",
     "random",
+    "--lr-decay",  # a constant rate: the killed run's --timesteps differs from the resumed one's
+    "0",
     "--no-progress",
 ]
 EVAL_COLUMNS = ("timesteps", "eval_games", "eval_win_rate", "random_games", "random_win_rate")

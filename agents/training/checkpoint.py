@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.training.config import RESUME_FLAGS
+from agents.training.config import FLAGS_ADDED, RESUME_FLAGS
 
 CHECKPOINT_SUFFIX = ".ckpt"
 FORMAT = "trash-env-checkpoint"
@@ -103,7 +103,8 @@ def _validator() -> Any:
     from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
     schema = json.loads(Path(__file__).with_name("checkpoint.schema.json").read_text())
-    schema["properties"]["flags"].update(required=list(RESUME_FLAGS))
+    required = [name for name in RESUME_FLAGS if name not in FLAGS_ADDED]
+    schema["properties"]["flags"].update(required=required)
     schema["properties"]["flags"]["propertyNames"] = {"enum": list(RESUME_FLAGS)}
     return Draft202012Validator(schema)
 

@@ -13,6 +13,7 @@ from agents.training.config import (
     DEFAULT_SHAPING,
     DEFAULT_SHAPING_UNTIL,
     FEATURE_CHOICES,
+    PER_PLAYERS,
     VEC_CHOICES,
     TrainConfig,
 )
@@ -29,13 +30,27 @@ from trash_env.cli import (
 from trash_env.files import describe_os_error, safe_text
 
 
+def per_players(name: str) -> str:
+    """A :data:`PER_PLAYERS` field's default for each player count, for ``--help``."""
+    shown = []
+    for count, row in PER_PLAYERS.items():
+        value = row[name]
+        shown.append(f"{count}p {value:,}" if isinstance(value, int) else f"{count}p {value:g}")
+    return ", ".join(shown)
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog=program_name("python train.py", "trash-train"),
         description="Train a Trash agent (MaskablePPO) against bots and snapshots of itself.",
     )
     add = parser.add_argument
-    add("--timesteps", type=int, default=4_000_000, help="total learner steps (default: 4000000)")
+    add(
+        "--timesteps",
+        type=int,
+        default=None,
+        help="total learner steps (default: the player count's, " + per_players("timesteps") + ")",
+    )
     add("--seed", type=int, default=0, help="seed of everything (default: 0)")
     add(
         "--envs",
@@ -105,9 +120,10 @@ def build_parser() -> Parser:
     add(
         "--eval-deals",
         type=int,
-        default=200,
+        default=None,
         metavar="N",
-        help="duplicate deals per opponent in a periodic evaluation (default: 200)",
+        help="duplicate deals per opponent in a periodic evaluation (default: the player "
+        "count's, " + per_players("eval_deals") + ")",
     )
     add(
         "--final-deals",
@@ -174,8 +190,18 @@ def build_parser() -> Parser:
     add(
         "--lr",
         type=float,
-        default=1e-3,
-        help="learning rate (default: 1e-3; 1e-4 suits fine-tuning after --imitate)",
+        default=None,
+        help="learning rate at the start (default: the player count's, "
+        + per_players("lr")
+        + "; 1e-4 suits fine-tuning after --imitate)",
+    )
+    add(
+        "--lr-decay",
+        type=float,
+        default=None,
+        metavar="F",
+        help="the learning rate falls linearly from --lr to (1 - F) x --lr at the end of the "
+        "run; 0: constant (default: the player count's, " + per_players("lr_decay") + ")",
     )
     add(
         "--n-steps",
@@ -196,8 +222,10 @@ def build_parser() -> Parser:
     add(
         "--ent-coef",
         type=float,
-        default=0.01,
-        help="entropy bonus (default: 0.01; 0.001 suits fine-tuning after --imitate)",
+        default=None,
+        help="entropy bonus (default: the player count's, "
+        + per_players("ent_coef")
+        + "; 0.001 suits fine-tuning after --imitate)",
     )
     add("--threads", type=int, default=1, help="torch threads (default: 1)")
     add("--no-progress", action="store_true", help="no progress bar")

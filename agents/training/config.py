@@ -1,9 +1,10 @@
 """The configuration of one training run: a frozen dataclass, checked when it is built.
 
 ``TrainConfig`` is what ``train.py``'s flags describe and what :func:`agents.training.run.train`
-runs. The values that depend on the vec path or on a checkpoint (``envs``, ``n_steps``,
-``batch_size``, ``vec``, ``round_rewards``) may be left ``None``; :func:`settle` returns the
-config with all of them decided, which is the one a run uses and records.
+runs. The values that depend on the vec path, the player count or a checkpoint (``envs``,
+``n_steps``, ``batch_size``, ``vec``, ``round_rewards``, and the :data:`PER_PLAYERS` fields)
+may be left ``None``; :func:`settle` returns the config with all of them decided, which is the
+one a run uses and records.
 """
 
 from __future__ import annotations
@@ -38,6 +39,23 @@ GAE_LAMBDA = 0.95
 DEFAULT_SHAPING = 0.0
 DEFAULT_SHAPING_UNTIL = 0.25
 
+# The settings a run takes from its player count when they are not given (settle()): one row
+# per count the game offers. More players make each game longer and a learner decision's effect
+# on the result smaller, so a run needs more steps to reach greedy's level; the learning rate
+# falls linearly from ``lr`` by the fraction ``lr_decay`` so that the final policy does not
+# drift on the last updates' noise; a periodic evaluation plays each deal once per seat, so
+# ``eval_deals`` shrinks as the table grows to keep the curve's cost a small part of the run.
+# How each row was chosen, on held-back seeds: docs/training.md.
+_ROW = {"lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01}
+PER_PLAYERS: dict[int, dict[str, Any]] = {
+    2: {"timesteps": 4_000_000, **_ROW, "eval_deals": 200},
+    3: {"timesteps": 5_000_000, **_ROW, "eval_deals": 100},
+    4: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
+    5: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
+    6: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
+}
+PER_PLAYERS_FIELDS = ("timesteps", "lr", "lr_decay", "ent_coef", "eval_deals")
+
 INT_BOUNDS = {  # field -> (lowest, highest); None allowed where the field's default is None
     "timesteps": (1, MAX_TIMESTEPS),
     "seed": (0, 2**32 - 1),
@@ -59,10 +77,13 @@ INT_BOUNDS = {  # field -> (lowest, highest); None allowed where the field's def
 FLOAT_BOUNDS = {  # field -> (lowest, highest, lowest excluded)
     "gamma": (0.0, 1.0, True),
     "lr": (0.0, 1.0, True),
+    "lr_decay": (0.0, 1.0, False),
     "ent_coef": (0.0, 10.0, False),
     "shaping": (0.0, 10.0, False),
     "shaping_until": (0.0, 1.0, True),
 }
+# Resume flags a checkpoint written before them lacks, with the value such a run trained at.
+FLAGS_ADDED = {"lr_decay": 0.0}
 # Fields that change the trained weights: a resumed run must use the checkpoint's values.
 RESUME_FLAGS = (
     "envs",
@@ -72,6 +93,7 @@ RESUME_FLAGS = (
     "pool_size",
     "net",
     "lr",
+    "lr_decay",
     "n_steps",
     "batch_size",
     "epochs",
@@ -142,7 +164,7 @@ class TrainConfig:
     holds the rules options). Built from Python or by :func:`agents.training.cli.config_of`;
     every value is checked on construction (``ValueError`` naming the flag)."""
 
-    timesteps: int = 4_000_000
+    timesteps: int | None = None
     seed: int = 0
     envs: int | None = None
     vec: str | None = None
@@ -154,7 +176,7 @@ class TrainConfig:
     snapshot_every: int = 50_000
     pool_size: int = 5
     eval_every: int = 250_000
-    eval_deals: int = 200
+    eval_deals: int | None = None
     final_deals: int = 1000
     imitate: str = "none"
     imitate_samples: int = 100_000
@@ -165,24 +187,28 @@ class TrainConfig:
     shaping_until: float = DEFAULT_SHAPING_UNTIL
     net: str = "128,128"
     features: str = "pairs"
-    lr: float = 1e-3
+    lr: float | None = None
+    lr_decay: float | None = None
     n_steps: int | None = None
     batch_size: int | None = None
     epochs: int = 2
     gamma: float = 0.995
-    ent_coef: float = 0.01
+    ent_coef: float | None = None
     threads: int = 1
     progress: bool = True
     rules: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         fix = object.__setattr__  # normalise in place: still frozen to everyone else
+        open_ = ("envs", "n_steps", "batch_size", *PER_PLAYERS_FIELDS)  # settle() decides
         for name, (low, high) in INT_BOUNDS.items():
             value = getattr(self, name)
-            if value is not None or name not in ("envs", "n_steps", "batch_size"):
+            if value is not None or name not in open_:
                 fix(self, name, _integer(name, value, low, high))
         for name, (bottom, top, bottom_open) in FLOAT_BOUNDS.items():
-            fix(self, name, _number(name, getattr(self, name), bottom, top, bottom_open))
+            value = getattr(self, name)
+            if value is not None or name not in open_:
+                fix(self, name, _number(name, value, bottom, top, bottom_open))
         if self.vec is not None and str(self.vec) not in VEC_CHOICES:
             raise ValueError(f"--vec must be one of {', '.join(VEC_CHOICES)}, got {self.vec!r}")
         if self.vec is not None:
@@ -273,7 +299,14 @@ class TrainConfig:
     @property
     def settled(self) -> bool:
         """Whether every value that depends on the path or a checkpoint is decided."""
-        return None not in (self.vec, self.envs, self.n_steps, self.batch_size, self.round_rewards)
+        return None not in (
+            self.vec,
+            self.envs,
+            self.n_steps,
+            self.batch_size,
+            self.round_rewards,
+            *(getattr(self, name) for name in PER_PLAYERS_FIELDS),
+        )
 
     def resume_flags(self) -> dict[str, Any]:
         """The values a checkpoint records and a resumed run must repeat (JSON types)."""
@@ -306,16 +339,33 @@ def batched_refusal(opponents: tuple[str, ...] | list[str]) -> str | None:
     return None
 
 
+def player_defaults(rules: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`PER_PLAYERS` row of these rules options' player count."""
+    from trash_env.rules import Rules
+
+    return dict(PER_PLAYERS[Rules.from_options(**rules).num_players])
+
+
 def settle(config: TrainConfig, saved: dict[str, Any] | None = None) -> TrainConfig:
-    """``config`` with ``vec``, ``envs``, ``n_steps``, ``batch_size`` and ``round_rewards``
-    decided: the ones not given take a resumed checkpoint's values (``saved``, its flags),
-    else their path's defaults; the batched path falls back to dummy (saying why, in one
-    line) when the pool holds agents it refuses."""
+    """``config`` with ``vec``, ``envs``, ``n_steps``, ``batch_size``, ``round_rewards`` and
+    the :data:`PER_PLAYERS` fields decided: the ones not given take a resumed checkpoint's
+    values (``saved``, its flags), else their player count's row and their path's defaults;
+    the batched path falls back to dummy (saying why, in one line) when the pool holds agents
+    it refuses."""
     from trash_env.rules import Rules
 
     if config.settled:
         return config
     saved = saved or {}
+    row = player_defaults(config.rules)
+    if saved:
+        saved = {**FLAGS_ADDED, **saved}
+    tuned = {
+        name: getattr(config, name)
+        if getattr(config, name) is not None
+        else saved.get(name, row[name])
+        for name in PER_PLAYERS_FIELDS
+    }
     vec = config.vec if config.vec is not None else saved.get("vec", "batched")
     if vec == "batched":
         reason = batched_refusal(config.opponents)
@@ -343,4 +393,5 @@ def settle(config: TrainConfig, saved: dict[str, Any] | None = None) -> TrainCon
         n_steps=n_steps,
         batch_size=batch_size,
         round_rewards=round_rewards,
+        **tuned,
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.training.config import (
+    FLAGS_ADDED,
     GAE_LAMBDA,
     MODEL_SUFFIX,
     RESUME_FLAGS,
@@ -21,7 +22,7 @@ from agents.training.envs import env_states, make_venv, opponent_pool
 from agents.training.eval_curve import EVAL_COLUMNS, evaluate_vs, evaluation_columns
 from agents.training.log import TRAIN_COLUMNS, EpisodeStats, append_row
 from agents.training.records import cut_log, model_files, remove_temp_files, repair_sidecar_copy
-from agents.training.schedules import shaping_at, shaping_end
+from agents.training.schedules import learning_rate, shaping_at, shaping_end
 
 
 def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
@@ -37,6 +38,7 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
 def check_resume_flags(config: TrainConfig, saved: dict[str, Any]) -> None:
     """A resumed run reproduces the uninterrupted one only with the same training flags."""
     given = config.resume_flags()
+    saved = {**FLAGS_ADDED, **saved}
     differ = [name for name in RESUME_FLAGS if name in saved and saved[name] != given[name]]
     if differ:
         shown = "; ".join(f"{flag(n)} {saved[n]!r} (given {given[n]!r})" for n in differ)
@@ -52,6 +54,7 @@ class Run:
     def __init__(self, config: TrainConfig, state: dict[str, Any] | None = None) -> None:
         from trash_env.rules import Rules
 
+        config = settle(config)  # as train() runs it (already settled there)
         self.config = config
         self.state = state  # the checkpoint resumed from, or None
         self.rules = dict(config.rules)
@@ -69,7 +72,8 @@ class Run:
         self.start_steps = 0
         self.snapshots: list[str] = []
         self.imitation: dict[str, float] = {}
-        self.shaping_end = shaping_end(config.shaping_until, config.timesteps)
+        self.timesteps = decided(config.timesteps, "timesteps")
+        self.shaping_end = shaping_end(config.shaping_until, self.timesteps)
         if state is not None:
             self.snapshots = list(state["snapshots"])
             self.imitation = dict(state["imitation"])
@@ -174,13 +178,15 @@ class Run:
         model = MaskablePPO(
             "MlpPolicy",
             self.venv,
-            learning_rate=config.lr,
+            learning_rate=learning_rate(
+                decided(config.lr, "lr"), decided(config.lr_decay, "lr_decay")
+            ),
             n_steps=decided(config.n_steps, "n_steps"),
             batch_size=decided(config.batch_size, "batch_size"),
             n_epochs=config.epochs,
             gamma=config.gamma,
             gae_lambda=GAE_LAMBDA,
-            ent_coef=config.ent_coef,
+            ent_coef=decided(config.ent_coef, "ent_coef"),
             seed=config.seed,
             device="cpu",
             policy_kwargs=policy_kwargs(config),
@@ -220,7 +226,7 @@ class Run:
         )
         if state is not None:
             self.last_logged = cut_log(self.csv_path, int(state["timesteps"]))
-        if config.checkpoint_every <= config.timesteps:
+        if config.checkpoint_every <= self.timesteps:
             try:  # an env a checkpoint cannot hold fails now, not at the first checkpoint
                 env_states(config, self.venv)
             except ValueError as error:
@@ -256,7 +262,7 @@ class Run:
         from trash_env.files import safe_text
 
         config, model = self.config, self.model
-        remaining = config.timesteps - self.start_steps
+        remaining = self.timesteps - self.start_steps
         print(
             f"training {remaining} steps ({self.start_steps} done) on {config.envs} "
             f"{config.vec} envs, opponents {safe_text(' '.join(config.opponents))}, rules "
@@ -267,7 +273,7 @@ class Run:
         self.last_row = (self.start_steps, time.perf_counter())
         if config.eval_every and self.state is None:
             self.log_row(evaluate=True)  # the level at step 0 (warm start or not)
-        bar = ProgressBar(self.start_steps, config.timesteps) if config.progress else None
+        bar = ProgressBar(self.start_steps, self.timesteps) if config.progress else None
         if remaining > 0:
             from stable_baselines3.common.callbacks import CallbackList
 
@@ -376,7 +382,10 @@ class Run:
             self.save_model(path)
             row.update(
                 evaluation_columns(
-                    path, self.config.eval_deals, self.config.seed + steps, self.rules
+                    path,
+                    decided(self.config.eval_deals, "eval_deals"),
+                    self.config.seed + steps,
+                    self.rules,
                 )
             )
             self.last_eval = steps
@@ -414,7 +423,7 @@ def prepare(config: TrainConfig) -> tuple[TrainConfig, dict[str, Any] | None]:
             raise ValueError(
                 f"--resume: the checkpoint holds {len(state['envs'])} envs, --envs is {config.envs}"
             )
-        if int(state["timesteps"]) > config.timesteps:
+        if int(state["timesteps"]) > decided(config.timesteps, "timesteps"):
             raise ValueError(
                 f"--timesteps {config.timesteps} is below the checkpoint's step "
                 f"{state['timesteps']}"

@@ -1,9 +1,24 @@
-"""When things happen in a run: the shaping coefficient's annealing, the evaluation points,
-the next multiple of an interval."""
+"""When things happen in a run: the learning rate's and the shaping coefficient's annealing,
+the evaluation points, the next multiple of an interval."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+
+def learning_rate(lr: float, decay: float) -> float | Callable[[float], float]:
+    """The learning rate stable-baselines3 is given: ``lr`` falling linearly by the fraction
+    ``decay`` over the run (a function of the progress remaining, 1 at the start and 0 at
+    ``--timesteps``: a run resumed to the same ``--timesteps`` follows the same schedule), or
+    the constant ``lr`` when ``decay`` is 0."""
+    if not decay:
+        return lr
+
+    def rate(progress_remaining: float) -> float:
+        return lr * (1.0 - decay * (1.0 - progress_remaining))
+
+    return rate
 
 
 def shaping_end(shaping_until: float, timesteps: int) -> int:
