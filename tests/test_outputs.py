@@ -146,6 +146,18 @@ def _run_limited(args: list[str], cwd: Path, timeout: float = 300) -> subprocess
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_full_disk_under_save_games_is_one_line_and_keeps_the_last_good_file(tmp_path, workers):
+    # The same run without the limit first: numba writes its compiled kernels' cache files on
+    # first use, and under the limit that write, not the saved game's, would fail first.
+    warm = tmp_path / "warm"
+    warm.mkdir()
+    args = ["--agents", "greedy", "random", "--games", "20", "--workers", workers]
+    subprocess.run(
+        [sys.executable, str(ROOT / "evaluate.py"), *args, "--save-games", "g", "--quiet"],
+        cwd=warm,
+        check=True,
+        capture_output=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     games = tmp_path / "games"
     games.mkdir()
     (games / "000000.json").write_text("the last good file\n")
