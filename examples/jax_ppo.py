@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from agents.training.pipeline import PipelineRun, example_parser, whole_number  # noqa: E402
 from trash_env.jax_env import engine as E  # noqa: E402
 from trash_env.jax_env import make  # noqa: E402
+from trash_env.jax_env.batching import where_needed  # noqa: E402
 from trash_env.jax_env.bots import greedy_game  # noqa: E402
 from trash_env.jax_env.env import observe_game  # noqa: E402
 from trash_env.jax_env.observe import action_mask  # noqa: E402
@@ -145,8 +146,9 @@ def make_env_fns(rules: dict[str, Any]) -> tuple:
         g = opponents(g, games.learner)
         done = g.done
         reward = jnp.where(done, E.returns(g)[games.learner], 0.0)
-        games = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset(key), games._replace(game=g))
-        return games, reward, done
+        # A new game where one ended, dealt for those games only (where_needed).
+        renew = where_needed(done, lambda c: (reset(c[1]), c[1]), (games._replace(game=g), key))
+        return renew[0], reward, done
 
     return env, reset, step, look
 
