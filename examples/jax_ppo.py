@@ -42,7 +42,7 @@ from trash_env.jax_env import engine as E  # noqa: E402
 from trash_env.jax_env import make  # noqa: E402
 from trash_env.jax_env.batching import where_needed  # noqa: E402
 from trash_env.jax_env.bots import greedy_game  # noqa: E402
-from trash_env.jax_env.env import observe_game  # noqa: E402
+from trash_env.jax_env.env import NEW_GAME_SHARE, observe_game  # noqa: E402
 from trash_env.jax_env.observe import action_mask  # noqa: E402
 
 NAME = "jax_ppo"
@@ -147,7 +147,9 @@ def make_env_fns(rules: dict[str, Any]) -> tuple:
         done = g.done
         reward = jnp.where(done, E.returns(g)[games.learner], 0.0)
         # A new game where one ended, dealt for those games only (where_needed).
-        renew = where_needed(done, lambda c: (reset(c[1]), c[1]), (games._replace(game=g), key))
+        renew = where_needed(
+            done, lambda c: (reset(c[1]), c[1]), (games._replace(game=g), key), NEW_GAME_SHARE
+        )
         return renew[0], reward, done
 
     return env, reset, step, look

@@ -22,8 +22,9 @@ def _expected(pred: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
     return np.where(pred, a2, a), np.where(pred[:, None], b2, b)
 
 
-@pytest.mark.parametrize("needed", [0, 3, 40, 64])
-def test_vmap_equals_the_per_game_cond_and_runs_only_where_needed(needed: int) -> None:
+@pytest.mark.parametrize("share", [8, 16])
+@pytest.mark.parametrize("needed", [0, 3, 6, 40, 64])
+def test_vmap_equals_the_per_game_cond_and_runs_only_where_needed(needed: int, share: int) -> None:
     batch = 64
     rng = np.random.default_rng(needed)
     pred = np.zeros(batch, bool)
@@ -36,13 +37,14 @@ def test_vmap_equals_the_per_game_cond_and_runs_only_where_needed(needed: int) -
         jax.debug.callback(lambda a: runs.append(np.size(a)), x[0])  # games it ran for
         return _work(x)
 
-    out = jax.jit(jax.vmap(lambda p, a, b: where_needed(p, counted, (a, b))))(pred, a, b)
+    out = jax.jit(jax.vmap(lambda p, a, b: where_needed(p, counted, (a, b), share)))(pred, a, b)
     jax.block_until_ready(out)
     for got, want in zip(out, _expected(pred, a, b), strict=True):
         np.testing.assert_array_equal(np.asarray(got), want)
-    size = gather_size(batch)
-    # none needed: no run; a few: one gathered batch of ``size``; more: the whole batch
-    assert sum(runs) == (0 if needed == 0 else size if needed <= size else batch)
+    size = gather_size(batch, share)
+    assert size == batch // share
+    # fn runs on as many chunks of ``size`` games as hold the games that need it
+    assert sum(runs) == -(-needed // size) * size
     # unbatched (jit alone): a plain cond
     one = jax.jit(lambda p, a, b: where_needed(p, _work, (a, b)))(pred[0], a[0], b[0])
     np.testing.assert_array_equal(np.asarray(one[0]), _expected(pred, a, b)[0][0])

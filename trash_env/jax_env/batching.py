@@ -2,8 +2,8 @@
 
 Under ``jax.vmap`` a ``lax.cond`` on a per-game predicate becomes a select: both branches run
 for every game. :func:`where_needed` is a ``cond`` whose batching rule looks at the whole
-batch instead: no game needs the work, nothing runs; a few do, they are gathered, the work
-runs on them alone and they are scattered back; many do, it runs on the whole batch. The
+batch instead: no game needs the work, nothing runs; else the games that need it are gathered
+in chunks of a fixed size, the work runs on each chunk, and they are scattered back. The
 rules' rare, heavy steps (a shuffle and the next deal, a new game in ``auto_reset``) go
 through it, so the common step pays nothing for them.
 """
@@ -20,20 +20,22 @@ from jax.custom_batching import custom_vmap
 
 T = TypeVar("T")
 
-# A batch's rare work runs on a gathered eighth of it (at least this many games) when that
-# holds every game that needs it, else on the whole batch.
+# A batch's rare work runs on gathered chunks of it (by default an eighth of the batch, at
+# least this many games), as many chunks as hold the games that need it.
 _MIN_GATHER = 4
 _GATHER_SHARE = 8
 
 
-def gather_size(batch: int) -> int:
-    """How many games the gathered path serves at once in a batch of ``batch``."""
-    return min(batch, max(_MIN_GATHER, batch // _GATHER_SHARE))
+def gather_size(batch: int, share: int = _GATHER_SHARE) -> int:
+    """The games of a gathered chunk in a batch of ``batch``: ``batch // share``, at least
+    ``_MIN_GATHER``, at most ``batch``."""
+    return min(batch, max(_MIN_GATHER, batch // share))
 
 
-def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
+def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T, share: int = _GATHER_SHARE) -> T:
     """``fn(x)`` if ``pred`` else ``x`` (``fn`` keeps ``x``'s structure, shapes and dtypes);
-    under ``jax.vmap``, ``fn`` runs only for the games whose ``pred`` holds, as said above."""
+    under ``jax.vmap``, ``fn`` runs only for the games whose ``pred`` holds, as said above,
+    in chunks of ``gather_size(batch, share)`` games (one compilation of ``fn``)."""
 
     @custom_vmap
     def apply(pred: jax.Array, x: T) -> T:
@@ -49,27 +51,17 @@ def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
             x,
             x_batched,
         )
-        size = gather_size(axis_size)
-        count = pred.sum()
+        size = gather_size(axis_size, share)
 
-        def whole(x: T) -> T:
-            out = jax.vmap(fn)(x)
-            return jax.tree.map(lambda a, b: _select(pred, a, b), out, x)
-
-        def gathered(x: T) -> T:
-            (index,) = jnp.nonzero(pred, size=size, fill_value=axis_size)
+        def chunk(carry: tuple[T, jax.Array]) -> tuple[T, jax.Array]:
+            x, waiting = carry
+            (index,) = jnp.nonzero(waiting, size=size, fill_value=axis_size)
             safe = jnp.minimum(index, axis_size - 1)
             out = jax.vmap(fn)(jax.tree.map(lambda a: a[safe], x))
-            return jax.tree.map(lambda a, o: a.at[index].set(o, mode="drop"), x, out)
+            x = jax.tree.map(lambda a, o: a.at[index].set(o, mode="drop"), x, out)
+            return x, waiting.at[index].set(False, mode="drop")
 
-        def some(x: T) -> T:
-            return lax.cond(count <= size, gathered, whole, x)
-
-        out = lax.cond(count == 0, lambda v: v, some, x)
+        out, _ = lax.while_loop(lambda c: c[1].any(), chunk, (x, pred))
         return out, jax.tree.map(lambda _: True, out)
 
     return apply(jnp.asarray(pred, jnp.bool_), x)
-
-
-def _select(pred: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
-    return jnp.where(pred.reshape(pred.shape + (1,) * (a.ndim - 1)), a, b)

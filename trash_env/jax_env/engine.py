@@ -74,6 +74,9 @@ NONE, DRAW, WILD, SWAP, CALL = (int(d) for d in Decision)
 ANSWER_CALL, BEGIN_TURN, PLAY_HELD, PLAY_HELD_NOSWAP, FINISH_ROUND = 0, 1, 2, 3, 4
 DRAW_OR_TAKE, PENALTY, PUT, LAYOUT_COMPLETE, WIN_ROUND, NEXT_TURN, MISS_CALL = 5, 6, 7, 8, 9, 10, 11
 STOP = -1
+# Passes of the continuations that ``run`` makes for the whole batch before it gathers the
+# games still going (most stop within three).
+FIRST_PASSES = 4
 # The heavy work a game flags for between passes (``Game.heavy``).
 NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
 
@@ -519,7 +522,8 @@ _CONTINUATIONS: tuple[Continuation, ...] = (
 
 # What the continuations change: everything but the piles, the key and the rules (so that the
 # selection among them under vmap moves a few dozen numbers per game, not the piles).
-_FIXED = ("stock", "discard", "key", "cfg", "wild", "totals", "deck", "shuffle_count")
+_RULES = ("cfg", "wild", "totals", "deck")
+_FIXED = ("stock", "discard", "key", *_RULES, "shuffle_count")
 _LIGHT = tuple(f for f in Game._fields if f not in _FIXED)
 
 
@@ -541,6 +545,23 @@ def _pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
     return _write_pushed(g._replace(**dict(zip(_LIGHT, light, strict=True)))), k
 
 
+# The continuations of almost every pass: the held card played, put, the turn's end.
+_COMMON = (PLAY_HELD, PLAY_HELD_NOSWAP, PUT, NEXT_TURN)
+
+
+def _common_pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+    """``_pass`` for a game whose continuation is one of ``_COMMON`` (under vmap only these
+    run, not every continuation)."""
+    g, k = carry
+    held, k_held = _play_held(g, k != PLAY_HELD_NOSWAP)
+    put, k_put = _put(g)
+    turn, k_turn = _next_turn_and_draw(g)
+    is_put, is_turn = k == PUT, k == NEXT_TURN
+    g = _pick(is_turn, turn, _pick(is_put, put, held))
+    k = jnp.where(is_turn, k_turn, jnp.where(is_put, k_put, k_held))
+    return _write_pushed(g), k.astype(I32)
+
+
 def _heavy(g: Game) -> Game:
     """The work a continuation flagged: the reshuffle of the discard pile into the stock, or a
     new round (the decks shuffled and dealt); each shuffle is a sort."""
@@ -554,14 +575,29 @@ def _heavy(g: Game) -> Game:
 
 def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
     """Follow continuations until the game stops at a decision (a call decision too unless
-    ``answer_calls``) or ends. The inner loop stops where a game flags heavy work; the outer
-    one does it, for the games of the batch that flagged it only (``where_needed``)."""
+    ``answer_calls``) or ends. Under vmap a loop runs as many passes as the batch's longest
+    chain, each pass every continuation, while most games need one to three passes of the
+    ``_COMMON`` ones: the first ``FIRST_PASSES`` passes run those for the whole batch, the rest
+    (every continuation, the heavy work) for the games still going only (``where_needed``):
+    there an inner loop stops where a game flags heavy work, the outer one does it."""
 
     def going(g: Game, k: Array) -> Array:
         more = k != STOP
         if answer_calls:
             more = more | ((g.decision == CALL) & ~g.done)
         return more
+
+    def first(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+        def more(c: tuple[Game, Array, Array]) -> Array:
+            g, k, n = c
+            common = (k == PLAY_HELD) | (k == PLAY_HELD_NOSWAP) | (k == PUT) | (k == NEXT_TURN)
+            return going(g, k) & common & (g.heavy == NO_WORK) & (n < FIRST_PASSES)
+
+        def one(c: tuple[Game, Array, Array]) -> tuple[Game, Array, Array]:
+            return (*_common_pass((c[0], c[1])), c[2] + 1)
+
+        g, k, _ = lax.while_loop(more, one, (*carry, _code(0)))
+        return g, k
 
     def inner(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         return lax.while_loop(lambda c: going(*c) & (c[0].heavy == NO_WORK), _pass, carry)
@@ -570,8 +606,13 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
         g, k = carry
         return inner((where_needed(g.heavy != NO_WORK, _heavy, g), k))
 
-    g, _ = lax.while_loop(lambda c: going(*c), outer, (g, _code(k)))
-    return g
+    def rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+        return lax.while_loop(lambda c: going(*c), outer, carry)
+
+    rules = {f: getattr(g, f) for f in _RULES}
+    g, k = first((g, _code(k)))
+    g, _ = where_needed(going(g, k), rest, (g, k))
+    return g._replace(**rules)  # unchanged, and so known to be: selections of them cost nothing
 
 
 # ---------------------------------------------------------------------- public functions

@@ -27,6 +27,9 @@ from trash_env.pairs import check_observation, observation_width
 from trash_env.rules import Rules
 
 ENV_ID = "trash"
+# A step ends about one game in a hundred: auto_reset deals the new ones in chunks of a 64th
+# of the batch (batching.where_needed).
+NEW_GAME_SHARE = 64
 VERSION = "v0"
 
 
@@ -216,7 +219,9 @@ def auto_reset(
         )
         state = step_fn(state, action, key1)
         # Under vmap the new games are dealt for the games that ended only (where_needed).
-        return where_needed(state.terminated | state.truncated, restart, (state, key2))[0]
+        return where_needed(
+            state.terminated | state.truncated, restart, (state, key2), NEW_GAME_SHARE
+        )[0]
 
     return wrapped
 
