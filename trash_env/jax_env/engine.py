@@ -296,7 +296,7 @@ def _draw_or_take(g: Game) -> tuple[Game, Array]:
     return g, jnp.where(choose, STOP, PLAY_HELD).astype(I32)
 
 
-def _play_held(g: Game, may_swap: bool) -> tuple[Game, Array]:
+def _play_held(g: Game, may_swap: bool | Array) -> tuple[Game, Array]:
     """One pass of ``Game._play_held``'s loop: the held card is put (PUT goes on with the card
     it uncovers), or asks a decision, or ends the turn."""
     p, card = g.current, g.held
