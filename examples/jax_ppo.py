@@ -13,14 +13,15 @@ entropy 0.01, separate actor and critic MLPs 128-128 tanh, orthogonal initialisa
 actions get logit -1e9 (probability 0) in the rollout and in the loss. The reward is the
 learner's share of the game's zero-sum returns, paid at the game's end.
 
-Every rollout and update runs inside ``jax.jit``: a segment of updates is one ``lax.scan``
-whose body steps all games (the learner's decision, then the opponents' turns in a
-``lax.while_loop``, then a new game where one ended), computes GAE and runs the epochs. Between
-segments (every ``--eval-every`` decisions) and at the end, the actor is written as the model
-file ``--out`` through the project's exporter (plain arrays, no torch) and evaluated with
-evaluate.py's machinery against greedy and random on duplicate deals; the last line of output
-is the summary JSON. ``python evaluate.py --agents PATH.safetensors greedy random`` and
-``python -m agents.play`` load the file.
+Every rollout and update runs inside ``jax.jit``: a segment of updates is one loop (its length
+an argument: one compilation serves segments of every length) whose body steps all games (the
+learner's decision, then the opponents' turns in a ``lax.while_loop``, then a new game where
+one ended), computes GAE and runs the epochs. Between segments (every ``--eval-every``
+decisions) and at the end, the actor is written as the model file ``--out`` through the
+project's exporter (plain arrays, no torch) and evaluated with evaluate.py's machinery against
+greedy and random on duplicate deals; the last line of output is the summary JSON.
+``python evaluate.py --agents PATH.safetensors greedy random`` and ``python -m agents.play``
+load the file.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from agents.training.pipeline import PipelineRun, example_parser, whole_number  # noqa: E402
 from trash_env.jax_env import engine as E  # noqa: E402
 from trash_env.jax_env import make  # noqa: E402
+from trash_env.jax_env.batching import where_needed  # noqa: E402
 from trash_env.jax_env.bots import greedy_game  # noqa: E402
-from trash_env.jax_env.env import observe_game  # noqa: E402
+from trash_env.jax_env.env import NEW_GAME_SHARE, observe_game  # noqa: E402
 from trash_env.jax_env.observe import action_mask  # noqa: E402
 
 NAME = "jax_ppo"
@@ -145,8 +147,11 @@ def make_env_fns(rules: dict[str, Any]) -> tuple:
         g = opponents(g, games.learner)
         done = g.done
         reward = jnp.where(done, E.returns(g)[games.learner], 0.0)
-        games = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset(key), games._replace(game=g))
-        return games, reward, done
+        # A new game where one ended, dealt for those games only (where_needed).
+        renew = where_needed(
+            done, lambda c: (reset(c[1]), c[1]), (games._replace(game=g), key), NEW_GAME_SHARE
+        )
+        return renew[0], reward, done
 
     return env, reset, step, look
 
@@ -154,9 +159,9 @@ def make_env_fns(rules: dict[str, Any]) -> tuple:
 # ---------------------------------------------------------------------- PPO
 
 
-def make_segment(rules: dict[str, Any], updates: int, total_updates: int) -> Any:
-    """A jitted function running ``updates`` PPO updates (rollout, GAE, epochs) in one
-    ``lax.scan``."""
+def make_segment(rules: dict[str, Any], total_updates: int) -> Any:
+    """A jitted function ``segment(carry, updates)`` running ``updates`` PPO updates (rollout,
+    GAE, epochs) in one loop: one compilation for segments of every length."""
     env, reset, env_step, look = make_env_fns(rules)
     batch = NUM_ENVS * NUM_STEPS
     minibatch = batch // NUM_MINIBATCHES
@@ -237,9 +242,8 @@ def make_segment(rules: dict[str, Any], updates: int, total_updates: int) -> Any
     )
 
     @jax.jit
-    def segment(carry: tuple) -> tuple:
-        carry, _ = jax.lax.scan(update, carry, None, length=updates)
-        return carry
+    def segment(carry: tuple, updates: jax.Array) -> tuple:
+        return jax.lax.fori_loop(0, updates, lambda _, c: update(c, None)[0], carry)
 
     def start(key: jax.Array, obs_width: int) -> tuple:
         k_actor, k_critic, k_games, key = jax.random.split(key, 4)
@@ -266,18 +270,12 @@ def main(argv: list[str] | None = None) -> dict:
     per_update = NUM_ENVS * NUM_STEPS
     total = max(1, -(-args.steps // per_update))
     every = total if args.eval_every == 0 else max(1, args.eval_every // per_update)
-    segments: dict[int, Any] = {}
-    start = None
+    _, segment, start = make_segment(run.env_options, total)
+    carry = start(jax.random.PRNGKey(args.seed))
     done = 0
-    carry = None
     while done < total:
         n = min(every, total - done)
-        if n not in segments:
-            env, segments[n], start = make_segment(run.env_options, n, total)
-        if carry is None:
-            assert start is not None
-            carry = start(jax.random.PRNGKey(args.seed))
-        carry = segments[n](carry)
+        carry = segment(carry, jnp.int32(n))
         done += n
         actor = [(np.asarray(w), np.asarray(b)) for w, b in carry[0]["actor"]]
         critic = [(np.asarray(w), np.asarray(b)) for w, b in carry[0]["critic"]]

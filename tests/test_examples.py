@@ -117,8 +117,8 @@ def test_jax_ppo(tmp_path):
         *("--eval-every", "1024", "--eval-deals", "2", "--final-deals", "2"),
         *("--out", str(model)),
     )
-    # two updates of 64 x 16 decisions (one compiled segment each), a curve point after the
-    # first, then the final row
+    # two updates of 64 x 16 decisions (two segments of one compiled program), a curve point
+    # after the first, then the final row
     assert out["steps"] == 2048 and out["library"] == "jax"
     _check_saved_model(out, model, rows=2)
 

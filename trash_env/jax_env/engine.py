@@ -7,10 +7,13 @@ travel inside the game as arrays (``cfg`` is ``Rules.codes()`` then the number o
 player count and pile capacity.
 
 The reference's methods call each other in tail position; here each returns a
-*continuation* code and :func:`run` follows them in one ``lax.while_loop`` (the numba twin does
-the same in a Python loop). Every shuffle (a deal, a reshuffle of the discard pile) is staged
-into the stock and applied at the top of the next loop pass, in one place, so a pass sorts at
-most once.
+*continuation* code and :func:`run` follows them in a ``lax.while_loop`` (the numba twin does
+the same in a Python loop). Under ``jax.vmap`` every game runs every continuation on every pass,
+so the continuations are kept light: they change only the game's small fields (the piles are
+read, never copied: a card laid on the discard pile is written once per pass, after the
+continuation), and the rare, heavy work (a reshuffle of the discard pile, a new round's shuffle
+and deal) is flagged in ``heavy`` and done between passes by :func:`_heavy`, through
+:func:`~trash_env.jax_env.batching.where_needed`, for only the games that flagged it.
 
 Randomness: the game carries a PRNG key. The first player is ``randint(sub, (), 0, n)`` and a
 shuffle of ``m`` cards sorts them by ``bits(sub, (capacity,))[:m]`` (stable), each ``sub``
@@ -20,6 +23,7 @@ game's generator (tests drive the reference with it: tests/test_vector_different
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -58,6 +62,7 @@ from trash_env.engine import (
     WILD_UP,
     Decision,
 )
+from trash_env.jax_env.batching import where_needed
 from trash_env.rules import Rules
 
 Array = jax.Array
@@ -67,9 +72,13 @@ NONE, DRAW, WILD, SWAP, CALL = (int(d) for d in Decision)
 # Continuations (the index of each function in ``_CONTINUATIONS``). ANSWER_CALL is the loop's
 # answer to a call decision when calls are answered for the player (the env's way).
 ANSWER_CALL, BEGIN_TURN, PLAY_HELD, PLAY_HELD_NOSWAP, FINISH_ROUND = 0, 1, 2, 3, 4
-START_ROUND, DEAL, DRAW_OR_TAKE, PENALTY, PUT = 5, 6, 7, 8, 9
-LAYOUT_COMPLETE, WIN_ROUND, NEXT_TURN, MISS_CALL = 10, 11, 12, 13
+DRAW_OR_TAKE, PENALTY, PUT, LAYOUT_COMPLETE, WIN_ROUND, NEXT_TURN, MISS_CALL = 5, 6, 7, 8, 9, 10, 11
 STOP = -1
+# Passes of the continuations that ``run`` makes for the whole batch before it gathers the
+# games still going (most stop within three).
+FIRST_PASSES = 4
+# The heavy work a game flags for between passes (``Game.heavy``).
+NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
 
 
 # Pile capacities: one compiled program per capacity and player count (as the numba records).
@@ -119,6 +128,8 @@ class Game(NamedTuple):
     truncated: Array
     stock_known: Array
     shuffle_count: Array  # cards staged at the bottom of the stock for the next shuffle
+    heavy: Array  # the heavy work flagged for between passes: NO_WORK, RESHUFFLE_WORK, ...
+    pushed: Array  # the card this pass lays on the discard pile (at ndiscard - 1), or -1
     put_slot: Array  # where PUT lays the held card
     put_wild: Array  # and whether as a wild
     key: Array
@@ -202,10 +213,19 @@ def _decide(g: Game, decision: int) -> Game:
     return g._replace(decision=_code(decision))
 
 
+def _push(g: Game, card: Array, has: Array) -> Game:
+    """Lay ``card`` (if ``has``) on the discard pile: counted now, written after the pass."""
+    return g._replace(pushed=jnp.where(has, card, -1).astype(I32), ndiscard=g.ndiscard + has)
+
+
+def _write_pushed(g: Game) -> Game:
+    index = jnp.maximum(g.ndiscard - 1, 0)
+    card = jnp.where(g.pushed >= 0, g.pushed, g.discard[index])
+    return g._replace(discard=g.discard.at[index].set(card), pushed=_code(-1))
+
+
 def _discard_held(g: Game) -> Game:
-    has = g.held >= 0
-    discard = jnp.where(has, _set(g.discard, g.ndiscard, g.held), g.discard)
-    return g._replace(discard=discard, ndiscard=g.ndiscard + has, held=_code(-1))
+    return _push(g, g.held, g.held >= 0)._replace(held=_code(-1))
 
 
 def _stage_reshuffle(g: Game) -> Game:
@@ -252,15 +272,19 @@ def _lay(g: Game, slot: Array, as_wild: Array) -> Game:
 
 
 # ---------------------------------------------------------------------- continuations
-# Each takes the game and returns it with the next continuation; none calls another, so each
-# is traced once (a small program that compiles fast).
+
+Continuation = Callable[[Game], tuple[Game, Array]]
+
+# Each takes the game and returns it with the next continuation. A few run the one that
+# usually follows in the same pass (``_play_held`` puts the card, ``_next_turn_and_draw``
+# begins the next turn): fewer passes, and under vmap the loop runs as many as the longest.
 
 
 def _begin_turn(g: Game) -> tuple[Game, Array]:
     g = g._replace(called=jnp.bool_(False))
     claim = g.pending_claim[g.current]
     empty = g.nstock == 0
-    g = _pick(~claim & empty, _stage_reshuffle(g), g)
+    g = g._replace(heavy=jnp.where(~claim & empty, RESHUFFLE_WORK, NO_WORK).astype(I32))
     return g, jnp.where(claim, WIN_ROUND, DRAW_OR_TAKE).astype(I32)
 
 
@@ -272,7 +296,7 @@ def _draw_or_take(g: Game) -> tuple[Game, Array]:
     return g, jnp.where(choose, STOP, PLAY_HELD).astype(I32)
 
 
-def _play_held(g: Game, may_swap: bool) -> tuple[Game, Array]:
+def _play_held(g: Game, may_swap: bool | Array) -> tuple[Game, Array]:
     """One pass of ``Game._play_held``'s loop: the held card is put (PUT goes on with the card
     it uncovers), or asks a decision, or ends the turn."""
     p, card = g.current, g.held
@@ -284,10 +308,10 @@ def _play_held(g: Game, may_swap: bool) -> tuple[Game, Array]:
     last_down = jnp.argmax(g.state[p] == DOWN).astype(I32)
     swap = ~is_wild & playable & (was == WILD_UP) & may_swap
     place = is_wild | (playable & (was == DOWN))
-    put = g._replace(put_slot=jnp.where(is_wild, last_down, slot), put_wild=is_wild)
+    put, k_put = _put(g._replace(put_slot=jnp.where(is_wild, last_down, slot), put_wild=is_wild))
     ended = _discard_held(g)
     g = _pick(ask_wild, _decide(g, WILD), _pick(swap, _decide(g, SWAP), _pick(place, put, ended)))
-    k = jnp.where(ask_wild | swap, STOP, jnp.where(place, PUT, NEXT_TURN))
+    k = jnp.where(ask_wild | swap, STOP, jnp.where(place, k_put, NEXT_TURN))
     return g, k.astype(I32)
 
 
@@ -347,7 +371,7 @@ def _next_turn(g: Game) -> tuple[Game, Array]:
 
 def _miss_call(g: Game) -> tuple[Game, Array]:
     g = _discard_held(g)
-    g = _pick(g.nstock == 0, _stage_reshuffle(g), g)
+    g = g._replace(heavy=jnp.where(g.nstock == 0, RESHUFFLE_WORK, NO_WORK).astype(I32))
     return g, _code(PENALTY)
 
 
@@ -355,12 +379,7 @@ def _penalty(g: Game) -> tuple[Game, Array]:
     """``Game._miss_call`` after the reshuffle: the penalty card and the claim."""
     k = g.nstock - 1
     card = g.stock[jnp.maximum(k, 0)]
-    drawn = g._replace(
-        nstock=k,
-        hidden=g.hidden.at[card].add(-1),
-        discard=_set(g.discard, g.ndiscard, card),
-        ndiscard=g.ndiscard + 1,
-    )
+    drawn = _push(g._replace(nstock=k, hidden=g.hidden.at[card].add(-1)), card, jnp.bool_(True))
     g = _pick(g.nstock > 0, drawn, g)
     return g._replace(pending_claim=_set(g.pending_claim, g.current, True)), _code(NEXT_TURN)
 
@@ -400,16 +419,12 @@ def _finish_round(g: Game) -> tuple[Game, Array]:
     starter = jnp.where(
         g.cfg[CFG_FIRST_PLAYER] == ROTATE, (g.round_starter + 1) % n, g.round_winner
     )
-    g = _pick(over, _game_over(g, winners), g._replace(current=starter.astype(I32)))
-    return g, jnp.where(over, STOP, START_ROUND).astype(I32)
+    next_round = g._replace(current=starter.astype(I32), heavy=_code(NEW_ROUND_WORK))
+    g = _pick(over, _game_over(g, winners), next_round)
+    return g, jnp.where(over, STOP, BEGIN_TURN).astype(I32)
 
 
-def _start_round(g: Game) -> tuple[Game, Array]:
-    """Stage the decks for the deal's shuffle (the stock is scratch until DEAL)."""
-    return g._replace(stock=g.deck, shuffle_count=g.cfg[CFG_CARDS]), _code(DEAL)
-
-
-def _deal(g: Game) -> tuple[Game, Array]:
+def _deal(g: Game) -> Game:
     """``Game._start_round`` after the shuffle: ``stock[:cards]`` holds the dealt order."""
     n = g.layout.shape[0]
     capacity = g.stock.shape[0]
@@ -444,7 +459,7 @@ def _deal(g: Game) -> tuple[Game, Array]:
         round_winner=_code(-1),
         round_starter=g.current,
     )
-    return g, _code(BEGIN_TURN)
+    return g
 
 
 def _apply(g: Game, action: Array) -> tuple[Game, Array]:
@@ -478,28 +493,93 @@ def _answer_call(g: Game) -> tuple[Game, Array]:
     return _apply(g, _code(CALL_TRASH))
 
 
-_CONTINUATIONS = (
+def _next_turn_and_draw(g: Game) -> tuple[Game, Array]:
+    """``_next_turn``, then ``_begin_turn`` and ``_draw_or_take`` in the same pass where the
+    game goes on to them (the common end of a turn: one pass, not three)."""
+    g1, k1 = _next_turn(g)
+    g2, k2 = _begin_turn(g1)
+    g3, k3 = _draw_or_take(g2)
+    on2 = k1 == BEGIN_TURN
+    on3 = on2 & (k2 == DRAW_OR_TAKE) & (g2.heavy == NO_WORK)
+    g = _pick(on3, g3, _pick(on2, g2, g1))
+    return g, jnp.where(on3, k3, jnp.where(on2, k2, k1)).astype(I32)
+
+
+_CONTINUATIONS: tuple[Continuation, ...] = (
     _answer_call,
     _begin_turn,
     lambda g: _play_held(g, True),
     lambda g: _play_held(g, False),
     _finish_round,
-    _start_round,
-    _deal,
     _draw_or_take,
     _penalty,
     _put,
     _layout_complete,
     _win_round,
-    _next_turn,
+    _next_turn_and_draw,
     _miss_call,
 )
+
+# What the continuations change: everything but the piles, the key and the rules (so that the
+# selection among them under vmap moves a few dozen numbers per game, not the piles).
+_RULES = ("cfg", "wild", "totals", "deck")
+_FIXED = ("stock", "discard", "key", *_RULES, "shuffle_count")
+_LIGHT = tuple(f for f in Game._fields if f not in _FIXED)
+
+
+def _light(continuation: Continuation) -> Callable[[Game], tuple[tuple, Array]]:
+    def run_light(g: Game) -> tuple[tuple, Array]:
+        out, k = continuation(g)
+        return tuple(getattr(out, f) for f in _LIGHT), k
+
+    return run_light
+
+
+_LIGHT_CONTINUATIONS = tuple(_light(c) for c in _CONTINUATIONS)
+
+
+def _pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+    """One continuation of the game (its light fields), then the card it discarded, if any."""
+    g, k = carry
+    light, k = lax.switch(jnp.maximum(k, ANSWER_CALL), _LIGHT_CONTINUATIONS, g)
+    return _write_pushed(g._replace(**dict(zip(_LIGHT, light, strict=True)))), k
+
+
+# The continuations of almost every pass: the held card played, put, the turn's end.
+_COMMON = (PLAY_HELD, PLAY_HELD_NOSWAP, PUT, NEXT_TURN)
+
+
+def _common_pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+    """``_pass`` for a game whose continuation is one of ``_COMMON`` (under vmap only these
+    run, not every continuation)."""
+    g, k = carry
+    held, k_held = _play_held(g, k != PLAY_HELD_NOSWAP)
+    put, k_put = _put(g)
+    turn, k_turn = _next_turn_and_draw(g)
+    is_put, is_turn = k == PUT, k == NEXT_TURN
+    g = _pick(is_turn, turn, _pick(is_put, put, held))
+    k = jnp.where(is_turn, k_turn, jnp.where(is_put, k_put, k_held))
+    return _write_pushed(g), k.astype(I32)
+
+
+def _heavy(g: Game) -> Game:
+    """The work a continuation flagged: the reshuffle of the discard pile into the stock, or a
+    new round (the decks shuffled and dealt); each shuffle is a sort."""
+    g = _pick(g.heavy == RESHUFFLE_WORK, _stage_reshuffle(g), g)
+    new_round = g.heavy == NEW_ROUND_WORK
+    g = _pick(new_round, g._replace(stock=g.deck, shuffle_count=g.cfg[CFG_CARDS]), g)
+    g = _apply_shuffle(g)
+    g = _pick(new_round, _deal(g), g)
+    return g._replace(heavy=_code(NO_WORK))
 
 
 def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
     """Follow continuations until the game stops at a decision (a call decision too unless
-    ``answer_calls``) or ends. The inner loop stops where a shuffle is staged; the outer one
-    applies it: one sort per shuffle, whatever the batch does."""
+    ``answer_calls``) or ends. Under vmap a loop runs as many passes as the batch's longest
+    chain, each pass every continuation, while most games need one to three passes of the
+    ``_COMMON`` ones: the first ``FIRST_PASSES`` passes run those for the whole batch, the rest
+    (every continuation, the heavy work) for the games still going only (``where_needed``):
+    there an inner loop stops where a game flags heavy work, the outer one does it."""
 
     def going(g: Game, k: Array) -> Array:
         more = k != STOP
@@ -507,19 +587,32 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
             more = more | ((g.decision == CALL) & ~g.done)
         return more
 
+    def first(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+        def more(c: tuple[Game, Array, Array]) -> Array:
+            g, k, n = c
+            common = (k == PLAY_HELD) | (k == PLAY_HELD_NOSWAP) | (k == PUT) | (k == NEXT_TURN)
+            return going(g, k) & common & (g.heavy == NO_WORK) & (n < FIRST_PASSES)
+
+        def one(c: tuple[Game, Array, Array]) -> tuple[Game, Array, Array]:
+            return (*_common_pass((c[0], c[1])), c[2] + 1)
+
+        g, k, _ = lax.while_loop(more, one, (*carry, _code(0)))
+        return g, k
+
     def inner(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-        return lax.while_loop(
-            lambda c: going(*c) & (c[0].shuffle_count == 0),
-            lambda c: lax.switch(jnp.maximum(c[1], ANSWER_CALL), _CONTINUATIONS, c[0]),
-            carry,
-        )
+        return lax.while_loop(lambda c: going(*c) & (c[0].heavy == NO_WORK), _pass, carry)
 
     def outer(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         g, k = carry
-        return inner((_apply_shuffle(g), k))
+        return inner((where_needed(g.heavy != NO_WORK, _heavy, g), k))
 
-    g, _ = lax.while_loop(lambda c: going(*c), outer, (g, _code(k)))
-    return g
+    def rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+        return lax.while_loop(lambda c: going(*c), outer, carry)
+
+    rules = {f: getattr(g, f) for f in _RULES}
+    g, k = first((g, _code(k)))
+    g, _ = where_needed(going(g, k), rest, (g, k))
+    return g._replace(**rules)  # unchanged, and so known to be: selections of them cost nothing
 
 
 # ---------------------------------------------------------------------- public functions
@@ -566,6 +659,8 @@ def new_game(key: Array, arrays: RulesArrays, num_players: int) -> Game:
         truncated=jnp.bool_(False),
         stock_known=jnp.bool_(False),
         shuffle_count=scalar,
+        heavy=jnp.asarray(NEW_ROUND_WORK, I32),
+        pushed=jnp.asarray(-1, I32),
         put_slot=scalar,
         put_wild=jnp.bool_(False),
         key=key,
@@ -579,7 +674,7 @@ def new_game(key: Array, arrays: RulesArrays, num_players: int) -> Game:
 
 def init(key: Array, arrays: RulesArrays, num_players: int, answer_calls: bool = False) -> Game:
     """A new game dealt and played to its first decision."""
-    return run(new_game(key, arrays, num_players), jnp.asarray(START_ROUND, I32), answer_calls)
+    return run(new_game(key, arrays, num_players), jnp.asarray(BEGIN_TURN, I32), answer_calls)
 
 
 def is_legal(g: Game, action: Array) -> Array:

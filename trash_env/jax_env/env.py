@@ -21,11 +21,15 @@ import jax.numpy as jnp
 
 from trash_env.engine import NUM_ACTIONS
 from trash_env.jax_env import engine as E
+from trash_env.jax_env.batching import where_needed
 from trash_env.jax_env.observe import action_mask, observation, with_pairs
 from trash_env.pairs import check_observation, observation_width
 from trash_env.rules import Rules
 
 ENV_ID = "trash"
+# A step ends about one game in a hundred: auto_reset deals the new ones in chunks of a 64th
+# of the batch (batching.where_needed).
+NEW_GAME_SHARE = 64
 VERSION = "v0"
 
 
@@ -185,7 +189,8 @@ def auto_reset(
     """Pgx's ``auto_reset``: a step that starts a new game (``init_fn`` from a split of
     ``key``) where the step ends one, keeping that step's ``terminated``, ``truncated`` and
     ``rewards``. A new game that ends before its first decision (``init_state``) is dealt
-    again from a further split of the key, so every game it starts has a decision."""
+    again from a further split of the key, so every game it starts has a decision. Under
+    ``jax.vmap`` only the games that ended are dealt anew (the others pay nothing for it)."""
 
     def fresh_game(key: jax.Array) -> State:
         def over(c: tuple[State, jax.Array]) -> jax.Array:
@@ -197,24 +202,26 @@ def auto_reset(
 
         return jax.lax.while_loop(over, again, (init_fn(key), key))[0]
 
-    def wrapped(state: State, action: jax.Array, key: jax.Array) -> State:
-        key1, key2 = jax.random.split(key)
-        state = jax.tree.map(
-            lambda a, b: jnp.where(state.terminated | state.truncated, a, b),
-            state.replace(
-                terminated=jnp.bool_(False),
-                truncated=jnp.bool_(False),
-                rewards=jnp.zeros_like(state.rewards),
-            ),
-            state,
-        )
-        state = step_fn(state, action, key1)
-        fresh = fresh_game(key2).replace(
+    def restart(carry: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
+        state, key = carry
+        fresh = fresh_game(key).replace(
             terminated=state.terminated, truncated=state.truncated, rewards=state.rewards
         )
-        return jax.tree.map(
-            lambda a, b: jnp.where(state.terminated | state.truncated, a, b), fresh, state
+        return fresh, key
+
+    def wrapped(state: State, action: jax.Array, key: jax.Array) -> State:
+        key1, key2 = jax.random.split(key)
+        over = state.terminated | state.truncated
+        state = state.replace(
+            terminated=state.terminated & ~over,
+            truncated=state.truncated & ~over,
+            rewards=jnp.where(over, 0.0, state.rewards).astype(state.rewards.dtype),
         )
+        state = step_fn(state, action, key1)
+        # Under vmap the new games are dealt for the games that ended only (where_needed).
+        return where_needed(
+            state.terminated | state.truncated, restart, (state, key2), NEW_GAME_SHARE
+        )[0]
 
     return wrapped
 

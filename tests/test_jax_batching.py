@@ -1,0 +1,69 @@
+"""``trash_env.jax_env.batching.where_needed``: per game it is ``cond(pred, fn, identity)``;
+under ``jax.vmap`` ``fn`` runs for no game, the gathered few, or the whole batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="needs jax (the jax extra)")
+jnp = jax.numpy
+
+from trash_env.jax_env.batching import gather_size, where_needed  # noqa: E402
+
+
+def _work(x: tuple) -> tuple:
+    a, b = x
+    return a * 10 + 1, jnp.sort(b)[::-1]
+
+
+def _expected(pred: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
+    a2, b2 = jax.vmap(_work)((a, b))
+    return np.where(pred, a2, a), np.where(pred[:, None], b2, b)
+
+
+@pytest.mark.parametrize("share", [8, 16])
+@pytest.mark.parametrize("needed", [0, 3, 6, 40, 64])
+def test_vmap_equals_the_per_game_cond_and_runs_only_where_needed(needed: int, share: int) -> None:
+    batch = 64
+    rng = np.random.default_rng(needed)
+    pred = np.zeros(batch, bool)
+    pred[rng.choice(batch, needed, replace=False)] = True
+    a = np.arange(batch, dtype=np.int32)
+    b = rng.integers(0, 100, (batch, 7)).astype(np.int32)
+    runs: list[int] = []
+
+    def counted(x: tuple) -> tuple:
+        jax.debug.callback(lambda a: runs.append(np.size(a)), x[0])  # games it ran for
+        return _work(x)
+
+    out = jax.jit(jax.vmap(lambda p, a, b: where_needed(p, counted, (a, b), share)))(pred, a, b)
+    jax.block_until_ready(out)
+    for got, want in zip(out, _expected(pred, a, b), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    size = gather_size(batch, share)
+    assert size == batch // share
+    # fn runs on as many chunks of ``size`` games as hold the games that need it
+    assert sum(runs) == -(-needed // size) * size
+    # unbatched (jit alone): a plain cond
+    one = jax.jit(lambda p, a, b: where_needed(p, _work, (a, b)))(pred[0], a[0], b[0])
+    np.testing.assert_array_equal(np.asarray(one[0]), _expected(pred, a, b)[0][0])
+
+
+def test_inside_a_batched_while_loop_and_nested_vmap() -> None:
+    def game(a: jax.Array, b: jax.Array) -> tuple:
+        def body(c: tuple) -> tuple:
+            i, a, b = c
+            a, b = where_needed(a % 3 == 0, _work, (a, b))
+            return i + 1, a + 1, b
+
+        return jax.lax.while_loop(lambda c: c[0] < a % 4, body, (0, a, b))[1:]
+
+    a = np.arange(24, dtype=np.int32)
+    b = np.arange(24 * 5, dtype=np.int32).reshape(24, 5)
+    batched = jax.jit(jax.vmap(game))(a, b)
+    nested = jax.jit(jax.vmap(jax.vmap(game)))(a.reshape(4, 6), b.reshape(4, 6, 5))
+    one = [jax.jit(game)(a[i], b[i]) for i in range(24)]
+    for i in range(24):
+        assert int(batched[0][i]) == int(one[i][0]) == int(nested[0].reshape(-1)[i])
+        np.testing.assert_array_equal(np.asarray(batched[1][i]), np.asarray(one[i][1]))

@@ -1,0 +1,67 @@
+"""Rare work under ``jax.vmap`` done only for the games that need it.
+
+Under ``jax.vmap`` a ``lax.cond`` on a per-game predicate becomes a select: both branches run
+for every game. :func:`where_needed` is a ``cond`` whose batching rule looks at the whole
+batch instead: no game needs the work, nothing runs; else the games that need it are gathered
+in chunks of a fixed size, the work runs on each chunk, and they are scattered back. The
+rules' rare, heavy steps (a shuffle and the next deal, a new game in ``auto_reset``) go
+through it, so the common step pays nothing for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.custom_batching import custom_vmap
+
+T = TypeVar("T")
+
+# A batch's rare work runs on gathered chunks of it (by default an eighth of the batch, at
+# least this many games), as many chunks as hold the games that need it.
+_MIN_GATHER = 4
+_GATHER_SHARE = 8
+
+
+def gather_size(batch: int, share: int = _GATHER_SHARE) -> int:
+    """The games of a gathered chunk in a batch of ``batch``: ``batch // share``, at least
+    ``_MIN_GATHER``, at most ``batch``."""
+    return min(batch, max(_MIN_GATHER, batch // share))
+
+
+def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T, share: int = _GATHER_SHARE) -> T:
+    """``fn(x)`` if ``pred`` else ``x`` (``fn`` keeps ``x``'s structure, shapes and dtypes);
+    under ``jax.vmap``, ``fn`` runs only for the games whose ``pred`` holds, as said above,
+    in chunks of ``gather_size(batch, share)`` games (one compilation of ``fn``)."""
+
+    @custom_vmap
+    def apply(pred: jax.Array, x: T) -> T:
+        return lax.cond(pred, fn, lambda v: v, x)
+
+    @apply.def_vmap
+    def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
+        pred_batched, x_batched = in_batched
+        if not pred_batched:
+            pred = jnp.broadcast_to(pred, (axis_size,))
+        x = jax.tree.map(
+            lambda a, b: a if b else jnp.broadcast_to(a, (axis_size, *jnp.shape(a))),
+            x,
+            x_batched,
+        )
+        size = gather_size(axis_size, share)
+
+        def chunk(carry: tuple[T, jax.Array]) -> tuple[T, jax.Array]:
+            x, waiting = carry
+            (index,) = jnp.nonzero(waiting, size=size, fill_value=axis_size)
+            safe = jnp.minimum(index, axis_size - 1)
+            out = jax.vmap(fn)(jax.tree.map(lambda a: a[safe], x))
+            x = jax.tree.map(lambda a, o: a.at[index].set(o, mode="drop"), x, out)
+            return x, waiting.at[index].set(False, mode="drop")
+
+        out, _ = lax.while_loop(lambda c: c[1].any(), chunk, (x, pred))
+        return out, jax.tree.map(lambda _: True, out)
+
+    return apply(jnp.asarray(pred, jnp.bool_), x)
