@@ -75,7 +75,7 @@ class Event(NamedTuple):
 
 
 # ``Event(...)`` goes through the NamedTuple's Python-level ``__new__``; the C-level
-# ``tuple.__new__(Event, fields)`` builds the same Event without it (docs/benchmarks.md).
+# ``tuple.__new__(Event, fields)`` builds the same Event without it (docs/benchmarks-history.md).
 _new_tuple = tuple.__new__
 
 EVENT_KINDS = (

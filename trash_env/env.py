@@ -92,7 +92,7 @@ def env(**options: Any) -> AECEnv:
 
 # PettingZoo's wrappers find ``agent_selection``, ``terminations`` and the like through a
 # ``__getattr__`` per wrapper layer, many times per step: together more than playing the step
-# (docs/benchmarks.md). These subclasses of the very same wrappers (same behaviour, same
+# (docs/benchmarks-history.md). These subclasses of the very same wrappers (same behaviour, same
 # ``isinstance``) read those attributes from the bare env directly.
 _FORWARDED = (
     "agent_selection",
@@ -192,7 +192,7 @@ class _OrderEnforcing(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     """The outer wrapper. After reset, ``observe`` asks the TerminateIllegal layer directly
     (its own public ``observe``, which keeps the mask it checks the next action against) and
     ``last`` reads the bare env's dicts, instead of three wrapper layers of Python calls that
-    cost as much as the engine's step (docs/benchmarks.md); ``step`` goes down PettingZoo's
+    cost as much as the engine's step (docs/benchmarks-history.md); ``step`` goes down PettingZoo's
     chain, which keeps its own bookkeeping. Only public methods of the wrappers are called."""
 
     def __init__(self, inner: AECEnv) -> None:
@@ -283,8 +283,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         n = self.rules.num_players
         self.possible_agents = [f"player_{p}" for p in range(n)]
         self._index = {agent: p for p, agent in enumerate(self.possible_agents)}
-        # The agents' observation spaces are identical: one object serves them all (a Box holds
-        # its bounds as arrays; docs/benchmarks.md). Action spaces are tiny and stay per agent.
+        # The agents' observation spaces are identical: one object serves them all (a Box
+        # holds its bounds as arrays; docs/benchmarks-history.md). Action spaces are tiny and
+        # stay per agent.
         observation_space = spaces.Dict(
             {
                 "observation": spaces.Box(

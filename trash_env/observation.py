@@ -83,7 +83,8 @@ def _one_hot(width: int, hot: int) -> bytes:
 # The observation is built as bytes: every feature group takes few values, so each value's
 # float32 bytes are made once here and an encoding is one join of table entries (no per-step
 # arithmetic, one numpy call); they save about half of an AEC step's instructions
-# (docs/benchmarks.md, "The rule book over the tricks"). Tables indexed by the engine's integers:
+# (docs/benchmarks-history.md, "The rule book over the tricks"). Tables indexed by the
+# engine's integers:
 _SLOT = [_one_hot(SLOT_FEATURES, state) for state in range(SLOT_FEATURES)]  # [slot state]
 # [layout size][rounds won][face-down left][to act]: a seat's four scalars (counts / 10).
 _COUNTS = range(NUM_SLOTS + 1)
