@@ -1,16 +1,17 @@
 """How soon ``python train.py`` from scratch reaches greedy's level, in wall seconds, one run.
 
-    python benchmarks/train_speed.py [--timesteps 300000] [--seed 0]
+    python benchmarks/train_speed.py [--timesteps N] [--seed 0] [--full]
                                      [--json benchmarks/train_speed.json]
 
-Runs ``train.py --timesteps N --seed S --no-progress`` (every other setting its default: 256
-batched envs, greedy opponents, the periodic evaluations on 200 duplicate deals) as a child
-process and stamps each line of its output with the seconds since the child was started, so
-start-up (imports, the model's set-up, the first evaluation's kernels) is included. Greedy's
-level: the first periodic evaluation whose win rate against ``greedy`` is at least 0.5 (par for
-two players); issue 27's target is at most 15 s. The JSON keeps every evaluation row with its
-time, the final figures (``final: vs ...`` on 1,000 duplicate deals) and the load average
-before and after.
+Runs ``train.py --seed S --no-progress`` (every setting its default, the learning-rate schedule
+included: 256 batched envs, greedy opponents, the periodic evaluations on 200 duplicate deals;
+``--timesteps`` only if given) as a child process and stamps each line of its output with the
+seconds since the child was started, so start-up (imports, the model's set-up, the first
+evaluation's kernels) is included. Greedy's level: the first periodic evaluation whose win rate
+against ``greedy`` is at least 0.5 (par for two players); issue 27's target is at most 15 s.
+The child is stopped there unless ``--full`` asks for the whole run (then the JSON also keeps
+the final figures, ``final: vs ...`` on 1,000 duplicate deals). The JSON keeps every
+evaluation row with its time and the load average before and after.
 """
 
 from __future__ import annotations
@@ -69,24 +70,24 @@ def parse(stamped: list[tuple[float, str]]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--timesteps", type=int, default=300_000)
+    parser.add_argument("--timesteps", type=int, default=None, help="(train.py's default)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--full", action="store_true", help="run train.py to its end")
     parser.add_argument("--json", type=Path, default=HERE / "train_speed.json")
     args = parser.parse_args(argv)
-    if args.timesteps < 1:
+    if args.timesteps is not None and args.timesteps < 1:
         parser.error("--timesteps must be at least 1")
     load_before = os.getloadavg()[0]
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    steps = [] if args.timesteps is None else ["--timesteps", str(args.timesteps)]
+    train_flags = [*steps, "--seed", str(args.seed), "--no-progress"]
+    stopped = False
     with tempfile.TemporaryDirectory() as folder:
         command = [
             sys.executable,
             "-u",  # unbuffered: each line is stamped when train.py prints it
             str(ROOT / "train.py"),
-            "--timesteps",
-            str(args.timesteps),
-            "--seed",
-            str(args.seed),
-            "--no-progress",
+            *train_flags,
             "--out",
             str(Path(folder) / "model.safetensors"),
         ]
@@ -99,8 +100,12 @@ def main(argv: list[str] | None = None) -> int:
             for line in child.stdout:
                 stamped.append((time.perf_counter() - start, line.rstrip("\n")))
                 print(f"{stamped[-1][0]:7.2f} s  {stamped[-1][1]}", flush=True)
+                if not args.full and parse(stamped[-1:])["greedy_level"] is not None:
+                    child.terminate()  # the level is reached: the rest is not timed
+                    stopped = True
+                    break
         wall = time.perf_counter() - start
-    if child.returncode != 0:
+    if child.returncode != 0 and not stopped:
         raise SystemExit(f"train.py exited with {child.returncode}")
     figures = parse(stamped)
     level = figures["greedy_level"]
@@ -115,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "command": "python benchmarks/train_speed.py "
         + " ".join(argv if argv is not None else sys.argv[1:]),
-        "train_command": f"python train.py --timesteps {args.timesteps} --seed {args.seed} "
-        "--no-progress",
+        "train_command": " ".join(["python train.py", *train_flags]),
+        "stopped_at_level": stopped,
         "date": date,
         "load_average_before": load_before,
         "load_average_after": os.getloadavg()[0],
