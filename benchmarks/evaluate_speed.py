@@ -34,6 +34,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from trash_env.files import atomic_write_text  # noqa: E402
+
 MODEL = ROOT / "agents" / "policies" / "models" / "pretrained_2p.safetensors"
 
 
@@ -145,11 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=args.json.parent, prefix=args.json.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump({"meta": meta, "rows": rows}, handle, indent=1)
-        handle.write("\n")
-    os.replace(tmp, args.json)
+    atomic_write_text(args.json, json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     print(f"\nwritten: {args.json}")
     return 0
 

@@ -31,12 +31,16 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from trash_env.files import atomic_write_text  # noqa: E402
+
 PAGE = ROOT / "docs" / "benchmarks.md"
 BEGIN = "<!-- page.py: begin (python benchmarks/page.py render writes what follows) -->"
 END = "<!-- page.py: end -->"
@@ -89,20 +93,9 @@ def run_all(quick: bool, folder: str) -> None:
             exit=code,
         )
         record["steps"].append(entry)
-        write_atomic(ROOT / folder / RECORD, json.dumps(record, indent=1) + "\n")
+        atomic_write_text(ROOT / folder / RECORD, json.dumps(record, indent=1) + "\n")
         if code != 0:
             raise SystemExit(f"{entry['command']} exited with {code}")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 # ---------------------------------------------------------------------- rendering
@@ -337,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if new != page:
-        write_atomic(args.page, new)
+        atomic_write_text(args.page, new)
     print(f"rendered {args.page}")
     return 0
 

@@ -50,6 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
+from trash_env.files import atomic_write_text  # noqa: E402
+
 SECTIONS = ("aec", "engine", "solo", "train", "eval", "memory")
 now = time.perf_counter
 
@@ -715,8 +717,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"- {goal['target']}: {state}")
     print(f"\nload average before {meta['load_before']}, after {meta['load_after']}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.json, "w") as handle:
-        json.dump({"meta": meta, "sections": results, "targets": goals}, handle, indent=1)
+    document = {"meta": meta, "sections": results, "targets": goals}
+    atomic_write_text(args.json, json.dumps(document, indent=1) + "\n")
     print(f"wrote {args.json}")
     return 0
 

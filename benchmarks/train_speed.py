@@ -29,6 +29,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from trash_env.files import atomic_write_text  # noqa: E402
 
 ROW = re.compile(
     r"^\[(?P<steps>\d+) steps, [\d,.]+ steps/s\] vs greedy: (?P<greedy>[\d.]+) "
@@ -132,11 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     data = {"meta": meta, "last_line_seconds": round(last, 2), "exit_seconds": round(wall, 2)}
     data.update(figures)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=args.json.parent, prefix=args.json.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=1)
-        handle.write("\n")
-    os.replace(tmp, args.json)
+    atomic_write_text(args.json, json.dumps(data, indent=1) + "\n")
     print(f"written: {args.json}")
     return 0
 

@@ -36,7 +36,6 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -49,6 +48,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent))
 
 import run  # noqa: E402  (benchmarks/run.py: the reference loops and helpers)
+
+from trash_env.files import atomic_write_text  # noqa: E402
 
 now = time.perf_counter
 
@@ -269,17 +270,9 @@ def rows_of(figures: dict, unit: str, reference: str) -> list[dict]:
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Atomically: a temporary file beside ``path``, then ``os.replace``."""
+    """Atomically (:func:`trash_env.files.atomic_write_text`), creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=1)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
