@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
@@ -34,13 +35,13 @@ from agents.training.pipeline import (
 
 NAME = "rllib_ppo"
 # ---- settings (the flags below default to them) ----
-STEPS = 400_000  # --steps: environment decisions of training
+STEPS = 400_000  # --steps: environment decisions of training against bots
+SELF_PLAY_STEPS = 1_500_000  # --steps under --opponents self (learning from itself is slower)
 EVAL_EVERY = 100_000  # --eval-every: decisions between learning-curve points
 OPPONENTS = "greedy"  # --opponents: bot specs in the other seats, or "self"
 ROUND_REWARDS = True  # --round-rewards: pay every finished deal too, as train.py does
 ENV_RUNNERS = 0  # --env-runners: sampling Ray actors (0: the driver samples)
-ENVS = 16  # --envs: games per env runner against bots
-SELF_PLAY_ENVS = 1  # --envs under --opponents self: multi-agent games per env runner
+ENVS = 16  # --envs: games per env runner (single-agent vs bots, or multi-agent self-play)
 TRAIN_BATCH = 4096  # --batch: env steps per PPO update
 MINIBATCH = 1024  # --batch-size
 EPOCHS = 2  # --epochs
@@ -56,6 +57,10 @@ HIDDEN = (128, 128)  # tanh layers of the actor and the critic
 
 def parse_args(argv: list[str] | None = None):
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
+    parser.set_defaults(steps=None)  # STEPS against bots, SELF_PLAY_STEPS under self-play
+    parser.epilog = (
+        f"--steps defaults to {STEPS:,} against bots and {SELF_PLAY_STEPS:,} under self-play."
+    )
     parser.add_argument(
         "--opponents",
         default=OPPONENTS,
@@ -78,9 +83,9 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--envs",
         type=whole_number(1, 4_096),
-        default=None,
-        help=f"games per env runner (default: {ENVS} against bots, {SELF_PLAY_ENVS} under "
-        "self-play)",
+        default=ENVS,
+        help="games per env runner, stepped together with one batched forward pass (against "
+        "bots, or under self-play whole multi-agent games)",
     )
     parser.add_argument(
         "--batch",
@@ -95,7 +100,10 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else local)"
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.steps is None:
+        args.steps = SELF_PLAY_STEPS if args.opponents == "self" else STEPS
+    return args
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads
@@ -119,7 +127,6 @@ def main(argv: list[str] | None = None) -> dict:
         "round_rewards": args.round_rewards,
     }
     self_play = args.opponents == "self"
-    envs = args.envs or (SELF_PLAY_ENVS if self_play else ENVS)
     if not self_play:
         env_config["opponents"] = args.opponents.split(",")
     address = args.address or os.environ.get("RAY_ADDRESS")
@@ -142,9 +149,10 @@ def main(argv: list[str] | None = None) -> dict:
                 trash_rllib.register_solo(), env_config=env_config
             ).rl_module(rl_module_spec=trash_rllib.module_spec(HIDDEN))
         config = (
-            config.env_runners(
+            config.environment(normalize_actions=False, clip_actions=False)  # Discrete: no-ops
+            .env_runners(
                 num_env_runners=args.env_runners,
-                num_envs_per_env_runner=envs,  # games batched per env runner
+                num_envs_per_env_runner=args.envs,  # games batched per env runner
                 rollout_fragment_length="auto",
             )
             .training(
@@ -166,9 +174,12 @@ def main(argv: list[str] | None = None) -> dict:
         )
         algo = config.build_algo()
         steps = illegal = games = 0
+        updating = 0.0  # wall seconds in algo.train(): sampling and learning, no evaluation
         module = algo.get_module(trash_rllib.POLICY if self_play else DEFAULT_MODULE_ID)
         while steps < args.steps:
+            started = time.perf_counter()
             result = algo.train()
+            updating += time.perf_counter() - started
             runners = result["env_runners"]
             steps = int(runners["num_env_steps_sampled_lifetime"])
             illegal = int(runners.get("illegal_moves", 0))
@@ -193,6 +204,9 @@ def main(argv: list[str] | None = None) -> dict:
             env_runners=args.env_runners,
             games_per_env_runner=batched,
             ray_address=address,
+            # sampling and learning together (the learner waits for the runners, and they
+            # for it), so a lower bound on each runner's sampling rate
+            decisions_per_second_per_runner=round(steps / updating / max(1, args.env_runners)),
         )
         algo.stop()
     finally:

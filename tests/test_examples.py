@@ -145,7 +145,8 @@ def test_rllib_ppo_self_play_two_env_runners(tmp_path):
         *("--batch-size", "400", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] >= 800 and out["env_runners"] == 2 and out["games"] >= 1
-    assert out["games_per_env_runner"] == [1, 1]  # self-play's default: one game per runner
+    assert out["games_per_env_runner"] == [16, 16]  # the default --envs, under self-play too
+    assert out["decisions_per_second_per_runner"] > 0
     _check_saved_model(out, model, rows=1)
 
 
