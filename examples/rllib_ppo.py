@@ -36,7 +36,7 @@ from agents.training.pipeline import (
 NAME = "rllib_ppo"
 # ---- settings (the flags below default to them) ----
 STEPS = 400_000  # --steps: environment decisions of training against bots
-SELF_PLAY_STEPS = 1_500_000  # --steps under --opponents self (learning from itself is slower)
+SELF_PLAY_STEPS = 1_200_000  # --steps under --opponents self (learning from itself is slower)
 EVAL_EVERY = 100_000  # --eval-every: decisions between learning-curve points
 OPPONENTS = "greedy"  # --opponents: bot specs in the other seats, or "self"
 ROUND_REWARDS = True  # --round-rewards: pay every finished deal too, as train.py does
@@ -46,6 +46,7 @@ TRAIN_BATCH = 4096  # --batch: env steps per PPO update
 MINIBATCH = 1024  # --batch-size
 EPOCHS = 2  # --epochs
 LR = 1e-3  # --lr
+SELF_PLAY_ANNEAL_LR = True  # --anneal-lr: under self-play the lr falls linearly to 0 by --steps
 GAMMA = 0.995
 LAMBDA = 0.95
 CLIP_PARAM = 0.2
@@ -96,6 +97,13 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=MINIBATCH)
     parser.add_argument("--epochs", type=whole_number(1, 1_000), default=EPOCHS)
     parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=LR)
+    parser.add_argument(
+        "--anneal-lr",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="lower the learning rate linearly to 0 at --steps (default: on under self-play, "
+        "where a constant rate drifts away from what it learned; off against bots)",
+    )
     parser.add_argument("--verbose", action="store_true", help="print every PPO update")
     parser.add_argument(
         "--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else local)"
@@ -103,6 +111,8 @@ def parse_args(argv: list[str] | None = None):
     args = parser.parse_args(argv)
     if args.steps is None:
         args.steps = SELF_PLAY_STEPS if args.opponents == "self" else STEPS
+    if args.anneal_lr is None:
+        args.anneal_lr = SELF_PLAY_ANNEAL_LR and args.opponents == "self"
     return args
 
 
@@ -159,7 +169,8 @@ def main(argv: list[str] | None = None) -> dict:
                 train_batch_size_per_learner=args.batch,
                 minibatch_size=args.batch_size,
                 num_epochs=args.epochs,
-                lr=args.lr,
+                # RLlib's piecewise-linear schedule over the env steps sampled
+                lr=[[0, args.lr], [args.steps, 0.0]] if args.anneal_lr else args.lr,
                 gamma=GAMMA,
                 lambda_=LAMBDA,
                 clip_param=CLIP_PARAM,
@@ -175,7 +186,8 @@ def main(argv: list[str] | None = None) -> dict:
         algo = config.build_algo()
         steps = illegal = games = 0
         updating = 0.0  # wall seconds in algo.train(): sampling and learning, no evaluation
-        module = algo.get_module(trash_rllib.POLICY if self_play else DEFAULT_MODULE_ID)
+        module_name = trash_rllib.POLICY if self_play else DEFAULT_MODULE_ID
+        module = algo.get_module(module_name)
         while steps < args.steps:
             started = time.perf_counter()
             result = algo.train()
@@ -185,9 +197,11 @@ def main(argv: list[str] | None = None) -> dict:
             illegal = int(runners.get("illegal_moves", 0))
             games = int(runners.get("games", 0))
             if args.verbose:
+                learner = result["learners"][module_name]
                 print(
                     f"steps {steps}: return {runners.get('episode_return_mean')}, "
-                    f"length {runners.get('episode_len_mean')}, games {games}",
+                    f"length {runners.get('episode_len_mean')}, games {games}, "
+                    f"lr {learner.get('default_optimizer_learning_rate')}",
                     flush=True,
                 )
             run.progress(steps, *trash_rllib.policy_mlps(module))

@@ -136,6 +136,21 @@ def test_rllib_ppo_vs_greedy(tmp_path):
     _check_saved_model(out, model, rows=2)
 
 
+def test_rllib_ppo_defaults_per_opponents():
+    """Self-play batches games as the bots' env does (``--envs``' one default) and has its own
+    budget; a given ``--steps`` or ``--envs`` is honoured in both."""
+    _needs("ray.rllib", "torch")
+    spec = importlib.util.spec_from_file_location("rllib_ppo", ROOT / "examples" / "rllib_ppo.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    bots, self_play = example.parse_args([]), example.parse_args(["--opponents", "self"])
+    assert (bots.steps, bots.envs) == (example.STEPS, example.ENVS) == (400_000, 16)
+    assert (self_play.steps, self_play.envs) == (example.SELF_PLAY_STEPS, 16)
+    given = example.parse_args(["--opponents", "self", "--steps", "5", "--envs", "3"])
+    assert (given.steps, given.envs) == (5, 3)
+
+
 def test_rllib_ppo_self_play_two_env_runners(tmp_path):
     _needs("ray.rllib", "torch")
     model = tmp_path / "model.safetensors"
