@@ -138,17 +138,18 @@ def test_rllib_ppo_vs_greedy(tmp_path):
 
 def test_rllib_ppo_defaults_per_opponents():
     """Self-play batches games as the bots' env does (``--envs``' one default) and has its own
-    budget; a given ``--steps`` or ``--envs`` is honoured in both."""
+    budget and annealed lr; a given ``--steps``, ``--envs`` or ``--no-anneal-lr`` is honoured."""
     _needs("ray.rllib", "torch")
     spec = importlib.util.spec_from_file_location("rllib_ppo", ROOT / "examples" / "rllib_ppo.py")
     assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     bots, self_play = example.parse_args([]), example.parse_args(["--opponents", "self"])
-    assert (bots.steps, bots.envs) == (example.STEPS, example.ENVS) == (400_000, 16)
-    assert (self_play.steps, self_play.envs) == (example.SELF_PLAY_STEPS, 16)
-    given = example.parse_args(["--opponents", "self", "--steps", "5", "--envs", "3"])
-    assert (given.steps, given.envs) == (5, 3)
+    assert (bots.steps, bots.envs, bots.anneal_lr) == (400_000, 16, False)
+    assert (self_play.steps, self_play.envs, self_play.anneal_lr) == (1_200_000, 16, True)
+    given = ["--opponents", "self", "--steps", "5", "--envs", "3", "--no-anneal-lr"]
+    args = example.parse_args(given)
+    assert (args.steps, args.envs, args.anneal_lr) == (5, 3, False)
 
 
 def test_rllib_ppo_self_play_two_env_runners(tmp_path):
