@@ -157,11 +157,12 @@ def test_rllib_ppo_self_play_two_env_runners(tmp_path):
     model = tmp_path / "model.safetensors"
     out = _run(
         "rllib_ppo.py",
-        *("--opponents", "self", "--env-runners", "2", "--steps", "800", "--batch", "800"),
+        *("--opponents", "self", "--env-runners", "2", "--envs", "2"),
+        *("--steps", "1600", "--batch", "800"),
         *("--batch-size", "400", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
     )
-    assert out["steps"] >= 800 and out["env_runners"] == 2 and out["games"] >= 1
-    assert out["games_per_env_runner"] == [16, 16]  # the default --envs, under self-play too
+    assert out["steps"] >= 1600 and out["env_runners"] == 2 and out["games"] >= 1
+    assert out["games_per_env_runner"] == [2, 2]
     assert out["decisions_per_second_per_runner"] > 0
     _check_saved_model(out, model, rows=1)
 
