@@ -5,7 +5,7 @@ self-play (one shared policy in every seat), with its learning curve and a model
     python examples/rllib_ppo.py                      # the default: vs greedy, 2 players
     python examples/rllib_ppo.py --wilds kings        # a rules variant (train.py's rules flags)
     python examples/rllib_ppo.py --opponents self     # self-play, every seat learning
-    RAY_ADDRESS=auto python examples/rllib_ppo.py --opponents self --env-runners 16 --envs 16
+    RAY_ADDRESS=auto python examples/rllib_ppo.py --opponents self --env-runners 16
 
 RLlib's own pieces: ``PPOConfig`` with ``ActionMaskingTorchRLModule`` (from
 :mod:`trash_env.integrations.rllib`), ``--envs`` games per env runner (the bots inside a
