@@ -5,7 +5,7 @@ self-play (one shared policy in every seat), with its learning curve and a model
     python examples/rllib_ppo.py                      # the default: vs greedy, 2 players
     python examples/rllib_ppo.py --wilds kings        # a rules variant (train.py's rules flags)
     python examples/rllib_ppo.py --opponents self     # self-play, every seat learning
-    RAY_ADDRESS=auto python examples/rllib_ppo.py --opponents self --env-runners 16 --envs 16
+    RAY_ADDRESS=auto python examples/rllib_ppo.py --opponents self --env-runners 16
 
 RLlib's own pieces: ``PPOConfig`` with ``ActionMaskingTorchRLModule`` (from
 :mod:`trash_env.integrations.rllib`), ``--envs`` games per env runner (the bots inside a
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
@@ -34,17 +35,18 @@ from agents.training.pipeline import (
 
 NAME = "rllib_ppo"
 # ---- settings (the flags below default to them) ----
-STEPS = 400_000  # --steps: environment decisions of training
+STEPS = 400_000  # --steps: environment decisions of training against bots
+SELF_PLAY_STEPS = 1_200_000  # --steps under --opponents self (learning from itself is slower)
 EVAL_EVERY = 100_000  # --eval-every: decisions between learning-curve points
 OPPONENTS = "greedy"  # --opponents: bot specs in the other seats, or "self"
 ROUND_REWARDS = True  # --round-rewards: pay every finished deal too, as train.py does
 ENV_RUNNERS = 0  # --env-runners: sampling Ray actors (0: the driver samples)
-ENVS = 16  # --envs: games per env runner against bots
-SELF_PLAY_ENVS = 1  # --envs under --opponents self: multi-agent games per env runner
+ENVS = 16  # --envs: games per env runner (single-agent vs bots, or multi-agent self-play)
 TRAIN_BATCH = 4096  # --batch: env steps per PPO update
 MINIBATCH = 1024  # --batch-size
 EPOCHS = 2  # --epochs
 LR = 1e-3  # --lr
+SELF_PLAY_ANNEAL_LR = True  # --anneal-lr: under self-play the lr falls linearly to 0 by --steps
 GAMMA = 0.995
 LAMBDA = 0.95
 CLIP_PARAM = 0.2
@@ -56,6 +58,10 @@ HIDDEN = (128, 128)  # tanh layers of the actor and the critic
 
 def parse_args(argv: list[str] | None = None):
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
+    parser.set_defaults(steps=None)  # STEPS against bots, SELF_PLAY_STEPS under self-play
+    parser.epilog = (
+        f"--steps defaults to {STEPS:,} against bots and {SELF_PLAY_STEPS:,} under self-play."
+    )
     parser.add_argument(
         "--opponents",
         default=OPPONENTS,
@@ -78,9 +84,9 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--envs",
         type=whole_number(1, 4_096),
-        default=None,
-        help=f"games per env runner (default: {ENVS} against bots, {SELF_PLAY_ENVS} under "
-        "self-play)",
+        default=ENVS,
+        help="games per env runner, stepped together with one batched forward pass (against "
+        "bots, or under self-play whole multi-agent games)",
     )
     parser.add_argument(
         "--batch",
@@ -91,11 +97,23 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument("--batch-size", type=whole_number(1, 10_000_000), default=MINIBATCH)
     parser.add_argument("--epochs", type=whole_number(1, 1_000), default=EPOCHS)
     parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=LR)
+    parser.add_argument(
+        "--anneal-lr",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="lower the learning rate linearly to 0 at --steps (default: on under self-play, "
+        "where a constant rate drifts away from what it learned; off against bots)",
+    )
     parser.add_argument("--verbose", action="store_true", help="print every PPO update")
     parser.add_argument(
         "--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else local)"
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.steps is None:
+        args.steps = SELF_PLAY_STEPS if args.opponents == "self" else STEPS
+    if args.anneal_lr is None:
+        args.anneal_lr = SELF_PLAY_ANNEAL_LR and args.opponents == "self"
+    return args
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads
@@ -119,7 +137,6 @@ def main(argv: list[str] | None = None) -> dict:
         "round_rewards": args.round_rewards,
     }
     self_play = args.opponents == "self"
-    envs = args.envs or (SELF_PLAY_ENVS if self_play else ENVS)
     if not self_play:
         env_config["opponents"] = args.opponents.split(",")
     address = args.address or os.environ.get("RAY_ADDRESS")
@@ -142,16 +159,18 @@ def main(argv: list[str] | None = None) -> dict:
                 trash_rllib.register_solo(), env_config=env_config
             ).rl_module(rl_module_spec=trash_rllib.module_spec(HIDDEN))
         config = (
-            config.env_runners(
+            config.environment(normalize_actions=False, clip_actions=False)  # Discrete: no-ops
+            .env_runners(
                 num_env_runners=args.env_runners,
-                num_envs_per_env_runner=envs,  # games batched per env runner
+                num_envs_per_env_runner=args.envs,  # games batched per env runner
                 rollout_fragment_length="auto",
             )
             .training(
                 train_batch_size_per_learner=args.batch,
                 minibatch_size=args.batch_size,
                 num_epochs=args.epochs,
-                lr=args.lr,
+                # RLlib's piecewise-linear schedule over the env steps sampled
+                lr=[[0, args.lr], [args.steps, 0.0]] if args.anneal_lr else args.lr,
                 gamma=GAMMA,
                 lambda_=LAMBDA,
                 clip_param=CLIP_PARAM,
@@ -166,17 +185,23 @@ def main(argv: list[str] | None = None) -> dict:
         )
         algo = config.build_algo()
         steps = illegal = games = 0
-        module = algo.get_module(trash_rllib.POLICY if self_play else DEFAULT_MODULE_ID)
+        updating = 0.0  # wall seconds in algo.train(): sampling and learning, no evaluation
+        module_name = trash_rllib.POLICY if self_play else DEFAULT_MODULE_ID
+        module = algo.get_module(module_name)
         while steps < args.steps:
+            started = time.perf_counter()
             result = algo.train()
+            updating += time.perf_counter() - started
             runners = result["env_runners"]
             steps = int(runners["num_env_steps_sampled_lifetime"])
             illegal = int(runners.get("illegal_moves", 0))
             games = int(runners.get("games", 0))
             if args.verbose:
+                learner = result["learners"][module_name]
                 print(
                     f"steps {steps}: return {runners.get('episode_return_mean')}, "
-                    f"length {runners.get('episode_len_mean')}, games {games}",
+                    f"length {runners.get('episode_len_mean')}, games {games}, "
+                    f"lr {learner.get('default_optimizer_learning_rate')}",
                     flush=True,
                 )
             run.progress(steps, *trash_rllib.policy_mlps(module))
@@ -193,6 +218,9 @@ def main(argv: list[str] | None = None) -> dict:
             env_runners=args.env_runners,
             games_per_env_runner=batched,
             ray_address=address,
+            # sampling and learning together (the learner waits for the runners, and they
+            # for it), so a lower bound on each runner's sampling rate
+            decisions_per_second_per_runner=round(steps / updating / max(1, args.env_runners)),
         )
         algo.stop()
     finally:

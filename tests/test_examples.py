@@ -136,16 +136,34 @@ def test_rllib_ppo_vs_greedy(tmp_path):
     _check_saved_model(out, model, rows=2)
 
 
+def test_rllib_ppo_defaults_per_opponents():
+    """Self-play batches games as the bots' env does (``--envs``' one default) and has its own
+    budget and annealed lr; a given ``--steps``, ``--envs`` or ``--no-anneal-lr`` is honoured."""
+    _needs("ray.rllib", "torch")
+    spec = importlib.util.spec_from_file_location("rllib_ppo", ROOT / "examples" / "rllib_ppo.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    bots, self_play = example.parse_args([]), example.parse_args(["--opponents", "self"])
+    assert (bots.steps, bots.envs, bots.anneal_lr) == (400_000, 16, False)
+    assert (self_play.steps, self_play.envs, self_play.anneal_lr) == (1_200_000, 16, True)
+    given = ["--opponents", "self", "--steps", "5", "--envs", "3", "--no-anneal-lr"]
+    args = example.parse_args(given)
+    assert (args.steps, args.envs, args.anneal_lr) == (5, 3, False)
+
+
 def test_rllib_ppo_self_play_two_env_runners(tmp_path):
     _needs("ray.rllib", "torch")
     model = tmp_path / "model.safetensors"
     out = _run(
         "rllib_ppo.py",
-        *("--opponents", "self", "--env-runners", "2", "--steps", "800", "--batch", "800"),
+        *("--opponents", "self", "--env-runners", "2", "--envs", "2"),
+        *("--steps", "1600", "--batch", "800"),
         *("--batch-size", "400", "--eval-every", "0", "--final-deals", "2", "--out", str(model)),
     )
-    assert out["steps"] >= 800 and out["env_runners"] == 2 and out["games"] >= 1
-    assert out["games_per_env_runner"] == [1, 1]  # self-play's default: one game per runner
+    assert out["steps"] >= 1600 and out["env_runners"] == 2 and out["games"] >= 1
+    assert out["games_per_env_runner"] == [2, 2]
+    assert out["decisions_per_second_per_runner"] > 0
     _check_saved_model(out, model, rows=1)
 
 
