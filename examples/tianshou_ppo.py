@@ -31,7 +31,7 @@ from agents.training.pipeline import (
 
 NAME = "tianshou_ppo"
 # ---- settings (the flags below default to them) ----
-STEPS = 600_000  # --steps: learner decisions of training
+STEPS = 1_000_000  # --steps: learner decisions of training
 EVAL_EVERY = 100_000  # --eval-every: decisions between learning-curve points
 NUM_ENVS = 256  # --envs: envs collected in parallel
 N_STEPS = 16  # --n-steps: decisions per env per update (rollout = NUM_ENVS * N_STEPS)
