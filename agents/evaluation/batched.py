@@ -46,10 +46,11 @@ ENGINES = ("auto", "batched", "reference")
 # Games per batch: enough for the parallel kernels and the policies' matrix products to pay,
 # few enough that a range's results stream into the statistics often (about 4 MB of state).
 BATCH_GAMES = 8192
-# Games per worker process below which ``workers > 1`` still plays in this process: a worker's
-# start (an interpreter, numba, the kernels) costs about a CPU second, more than it saves on
-# fewer games (docs/benchmarks.md, "Batched evaluation in worker processes").
-SPLIT_MIN_GAMES = 20_000
+# Games per worker process below which ``workers > 1`` still plays in this process. One process
+# already runs its kernels on every core; more processes only add the cores its serial parts
+# (the policies' dense layers, Python) leave idle, and each costs a CPU second to start. On 2
+# shared cores the split lost at 5,000, 20,000 and 50,000 games per worker (docs/agents.md).
+SPLIT_MIN_GAMES = 100_000
 
 
 @dataclass(frozen=True)
