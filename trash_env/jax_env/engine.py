@@ -11,8 +11,9 @@ The reference's methods call each other in tail position; here each returns a
 the same in a Python loop). Under ``jax.vmap`` every game runs every continuation on every pass,
 so the continuations are kept light: they change only the game's small fields (the piles are
 read, never copied: a card laid on the discard pile is written once per pass, after the
-continuation), and the rare, heavy work (a reshuffle of the discard pile, a new round's shuffle
-and deal) is flagged in ``heavy`` and done between passes by :func:`_heavy`, through
+continuation, or once after the first passes: see :func:`_common_pass`), and the rare, heavy
+work (a reshuffle of the discard pile, a new round's shuffle and deal) is flagged in
+``heavy`` and done between passes by :func:`_heavy`, through
 :func:`~trash_env.jax_env.batching.where_needed`, for only the games that flagged it.
 
 Randomness: the game carries a PRNG key. The first player is ``randint(sub, (), 0, n)`` and a
