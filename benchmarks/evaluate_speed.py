@@ -6,10 +6,12 @@
 
 Each row is a whole ``python evaluate.py ...`` process, start-up included, timed from its start
 to its exit; games/s = games played / wall seconds. The reference is today's fast path of the
-reference engine, ``--engine reference --workers 2``; against it ``--engine auto``, which picks
-the batched engine for these agents (the script checks the report names it). Every repetition
-runs a case's two commands one after the other, so the ratio is taken pair by pair under the
-same load; medians are reported.
+reference engine, ``--engine reference --workers 2``; against it ``--engine auto --workers 2``,
+what a user types, which picks the batched engine for these agents (the script checks the report
+names it) and splits the deals over the two processes when each gets
+``agents.evaluation.batched.SPLIT_MIN_GAMES`` games or more (else plays them in one). Every
+repetition runs a case's two commands one after the other, so the ratio is taken pair by pair
+under the same load; medians are reported.
 
 Cases (issue 27's targets: at 10,000 two-player games at least 5x; at 100,000 at least 10x):
 
@@ -110,14 +112,14 @@ def main(argv: list[str] | None = None) -> int:
         reference, batched = [], []
         for rep in range(args.repeats):
             ref = timed(agents, games, players, "reference", 2)
-            bat = timed(agents, games, players, "auto", 1)
+            bat = timed(agents, games, players, "auto", 2)
             if not bat["engine"].startswith("batched"):
                 raise SystemExit(f"{label}: --engine auto did not pick the batched engine")
             reference.append(ref["games"] / ref["wall"])
             batched.append(bat["games"] / bat["wall"])
             print(
                 f"{label:28s} rep {rep + 1}: reference --workers 2 {reference[-1]:8,.0f} "
-                f"games/s, batched {batched[-1]:9,.0f} games/s, "
+                f"games/s, batched --workers 2 {batched[-1]:9,.0f} games/s, "
                 f"{batched[-1] / reference[-1]:.2f}x ({ref['games']:,} games)",
                 flush=True,
             )

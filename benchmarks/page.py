@@ -197,10 +197,12 @@ def render_evaluate_speed(data: dict) -> list[str]:
         "### Evaluation on the batched engine, measured (`benchmarks/evaluate_speed.py`)",
         "",
         "Whole `evaluate.py` processes, start-up included; games/s = games / wall seconds; "
-        "ratio: batched / the reference engine with `--workers 2`, the median of the pairs "
-        "(each pair in brackets).",
+        "ratio: batched / the reference engine, both with `--workers 2` (the batched engine "
+        "splits the deals over the two processes from `SPLIT_MIN_GAMES` games per worker on, "
+        "else plays them in one), the median of the pairs (each pair in brackets).",
         "",
-        "| case | games | reference, 2 workers | batched | batched / reference (pairs) |",
+        "| case | games | reference, 2 workers | batched, 2 workers | batched / reference "
+        "(pairs) |",
         "|---|---:|---:|---:|---:|",
     ]
     for row in data["rows"]:

@@ -1,14 +1,15 @@
 """How soon ``python train.py`` from scratch reaches greedy's level, in wall seconds, one run.
 
-    python benchmarks/train_speed.py [--timesteps N] [--seed 0] [--full]
+    python benchmarks/train_speed.py [--timesteps N] [--seed 0] [--eval-every N] [--full]
                                      [--json benchmarks/train_speed.json]
 
 Runs ``train.py --seed S --no-progress`` (every setting its default, the learning-rate schedule
 included: 256 batched envs, greedy opponents, the periodic evaluations on 200 duplicate deals;
-``--timesteps`` only if given) as a child process and stamps each line of its output with the
-seconds since the child was started, so start-up (imports, the model's set-up, the first
-evaluation's kernels) is included. Greedy's level: the first periodic evaluation whose win rate
-against ``greedy`` is at least 0.5 (par for two players); issue 27's target is at most 15 s.
+``--timesteps`` and ``--eval-every`` only if given) as a child process and stamps each line of
+its output with the seconds since the child was started, so start-up (imports, the model's
+set-up, the first evaluation's kernels) is included. Greedy's level: the first periodic evaluation
+whose win rate against ``greedy`` is at least 0.5 (par for two players); issue 27's target is
+at most 15 s.
 The child is stopped there unless ``--full`` asks for the whole run (then the JSON also keeps
 the final figures, ``final: vs ...`` on 1,000 duplicate deals). The JSON keeps every
 evaluation row with its time and the load average before and after.
@@ -76,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--timesteps", type=int, default=None, help="(train.py's default)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--eval-every", type=int, default=None, help="train.py's --eval-every (its default)"
+    )
     parser.add_argument("--full", action="store_true", help="run train.py to its end")
     parser.add_argument("--json", type=Path, default=HERE / "train_speed.json")
     args = parser.parse_args(argv)
@@ -84,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     steps = [] if args.timesteps is None else ["--timesteps", str(args.timesteps)]
+    if args.eval_every is not None:
+        steps += ["--eval-every", str(args.eval_every)]
     train_flags = [*steps, "--seed", str(args.seed), "--no-progress"]
     stopped = False
     with tempfile.TemporaryDirectory() as folder:

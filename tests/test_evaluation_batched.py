@@ -225,3 +225,76 @@ def test_a_rows_logits_do_not_depend_on_the_batch() -> None:
     assert np.array_equal(forward(agent.layers, x[:7]), whole[:7])
     assert np.array_equal(forward(agent.layers, x[::-1][:300]), whole[::-1][:300])
     assert np.array_equal(forward(agent.layers, x[3:4]), whole[3:4])
+
+
+@pytest.mark.parametrize(
+    "family",
+    range(len(FAMILIES)),
+    ids=[",".join(f"{k}={v}" for k, v in o.items()) or "standard" for o, _ in FAMILIES],
+)
+def test_worker_processes_play_the_same_games(family: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """workers 2 and 3 split the deals over processes, each playing batched blocks of them:
+    every game, figure and report is the one-process batched path's."""
+    from agents.evaluation import batched, pool
+
+    options, specs = FAMILIES[family]
+    rules = Rules(**options)
+    deals = 12 if rules.num_players < 5 else 4
+    monkeypatch.setattr(batched, "SPLIT_MIN_GAMES", 1)  # split even these few games
+    pools: list[tuple[int, str]] = []
+    stream = pool.local_stream
+
+    def counted(plan, ranges, workers, engine="reference"):  # type: ignore[no-untyped-def]
+        ranges = list(ranges)
+        # contiguous blocks of deals, at most one per worker
+        assert [r[0] for r in ranges[1:]] == [r[1] for r in ranges[:-1]]
+        assert ranges[0][0] == 0 and ranges[-1][1] == deals and 1 < len(ranges) <= workers
+        pools.append((workers, engine))
+        return stream(plan, ranges, workers, engine)
+
+    monkeypatch.setattr(pool, "local_stream", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingMismatchWarning)
+        one = evaluate(specs, rules, deals=deals, seed=family, keep_results=True)
+        split = [
+            evaluate(specs, rules, deals=deals, seed=family, keep_results=True, workers=w)
+            for w in (2, 3)
+        ]
+    assert pools == [(2, "batched"), (3, "batched")]
+    for report in split:
+        assert report.engine == one.engine and one.engine.startswith("batched")
+        assert report.results == one.results
+        assert report.to_json() == one.to_json()
+        assert report.table() == one.table()
+
+
+def test_worker_processes_save_the_same_games(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from agents.evaluation import batched
+
+    monkeypatch.setattr(batched, "SPLIT_MIN_GAMES", 1)
+    rules = Rules(call_trash=True, losers_reveal=True)
+    specs = ["pretrained", "random"]
+    reports = {
+        w: evaluate(specs, rules, deals=5, seed=1, workers=w, save_games=tmp_path / str(w))
+        for w in (1, 2)
+    }
+    saved = {w: sorted((tmp_path / str(w)).glob("*.json")) for w in reports}
+    assert [p.name for p in saved[2]] == [p.name for p in saved[1]] and len(saved[1]) == 10
+    for a, b in zip(saved[1], saved[2], strict=True):
+        left, right = json.loads(a.read_text()), json.loads(b.read_text())
+        left.pop("written")
+        right.pop("written")
+        assert left == right
+    left, right = reports[1].to_json(), reports[2].to_json()
+    assert left["games"]["index"] == right["games"]["index"] and len(left["games"]["index"]) == 10
+
+
+def test_few_games_stay_in_this_process() -> None:
+    """Below SPLIT_MIN_GAMES games per worker a worker's start costs more than it saves."""
+    from agents.evaluation.batched import SPLIT_MIN_GAMES, batch_chunk, split_workers
+
+    assert split_workers(2 * SPLIT_MIN_GAMES - 1, 2) == 1
+    assert split_workers(2 * SPLIT_MIN_GAMES, 2) == 2
+    assert split_workers(10**6, 1) == 1
+    assert batch_chunk(2, deals=5000, workers=2) == 2500  # one contiguous block each
+    assert batch_chunk(2, deals=50_000, workers=2) == 4096  # batches of about 8,192 games

@@ -23,9 +23,9 @@ def _expected(pred: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
 
 
 @pytest.mark.parametrize("share", [8, 16])
-@pytest.mark.parametrize("needed", [0, 3, 6, 40, 64])
+@pytest.mark.parametrize("needed", [0, 3, 6, 40, 64, 100])
 def test_vmap_equals_the_per_game_cond_and_runs_only_where_needed(needed: int, share: int) -> None:
-    batch = 64
+    batch = 512
     rng = np.random.default_rng(needed)
     pred = np.zeros(batch, bool)
     pred[rng.choice(batch, needed, replace=False)] = True

@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from trash_env.vector._kernels import PARALLEL_MIN_GAMES  # also sets the threads' wait policy
+from trash_env.vector._threads import PARALLEL_LOCK
 
 
 @njit(cache=True, inline="always")
@@ -59,7 +60,8 @@ def _sparse_linear_parallel(x, weight, bias, out) -> None:
 def sparse_linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, out: np.ndarray) -> None:
     """``out = x @ weight + bias`` (float32; ``weight`` ``(k, n)``), skipping zero inputs."""
     if x.shape[0] >= PARALLEL_MIN_GAMES:
-        _sparse_linear_parallel(x, weight, bias, out)
+        with PARALLEL_LOCK:  # numba's workqueue layer takes one launch at a time
+            _sparse_linear_parallel(x, weight, bias, out)
     else:
         _sparse_linear_serial(x, weight, bias, out)
 

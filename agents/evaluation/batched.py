@@ -46,6 +46,11 @@ ENGINES = ("auto", "batched", "reference")
 # Games per batch: enough for the parallel kernels and the policies' matrix products to pay,
 # few enough that a range's results stream into the statistics often (about 4 MB of state).
 BATCH_GAMES = 8192
+# Games per worker process below which ``workers > 1`` still plays in this process. One process
+# already runs its kernels on every core; more processes only add the cores its serial parts
+# (the policies' dense layers, Python) leave idle, and each costs a CPU second to start. On 2
+# shared cores the split lost at 5,000, 20,000 and 50,000 games per worker (docs/agents.md).
+SPLIT_MIN_GAMES = 100_000
 
 
 @dataclass(frozen=True)
@@ -331,6 +336,39 @@ def batched_stream(
         yield player.play(first, stop)
 
 
-def batch_chunk(games_per_deal: int) -> int:
-    """Deals per batch: about ``BATCH_GAMES`` games."""
-    return max(1, BATCH_GAMES // games_per_deal)
+# A worker process's player (agents.evaluation.pool runs ranges of deals on it): one per plan.
+_player: BatchedPlayer | None = None
+
+
+def start_worker(plan: Plan, threads: int) -> None:
+    """Set up this worker process to play ``plan`` on the batched engine, its parallel loops
+    on ``threads`` threads (the worker processes share the cores)."""
+    global _player
+    if _player is None or _player.plan != plan:
+        _player = BatchedPlayer(plan)  # imports trash_env.vector: numba's set-up comes first
+    import numba
+
+    most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(threads, most)))
+
+
+def play_deals(first: int, stop: int) -> GameColumns:
+    """Deals ``first`` to ``stop - 1`` of the plan :func:`start_worker` set, as columns."""
+    if _player is None:
+        raise RuntimeError("play_deals: start_worker(plan) was not called in this process")
+    return _player.play(first, stop)
+
+
+def split_workers(games: int, workers: int) -> int:
+    """The worker processes a batched evaluation of ``games`` games uses when ``workers`` are
+    allowed: 1 (this process) unless each worker gets ``SPLIT_MIN_GAMES`` games or more."""
+    return workers if workers > 1 and games >= workers * SPLIT_MIN_GAMES else 1
+
+
+def batch_chunk(games_per_deal: int, deals: int | None = None, workers: int = 1) -> int:
+    """Deals per batch: about ``BATCH_GAMES`` games; with ``workers`` processes, at most an
+    equal share of the ``deals`` each, so that every worker plays one contiguous block."""
+    chunk = max(1, BATCH_GAMES // games_per_deal)
+    if deals is not None and workers > 1:
+        chunk = min(chunk, max(1, -(-deals // workers)))
+    return chunk

@@ -7,7 +7,11 @@ traceback. Here each worker ignores SIGINT (the parent alone answers it) and a t
 waits on the parent's sentinel and ends the worker as soon as the parent is gone; on the way
 out (that, or SIGTERM from a parent stopping the pool) it removes the temp file of a game log
 it was writing (``trash_env.files.abandon_temp_files``). At most two
-tasks per worker are in flight, so memory does not grow with the number of tasks. Workers are
+tasks per worker are in flight, so memory does not grow with the number of tasks. The same pool
+serves both engines: a task plays a range of deals on the reference engine
+(:func:`agents.evaluation.tournament.play_deals`) or on the batched one
+(:func:`agents.evaluation.batched.play_deals`, the cores shared out between the workers'
+parallel loops). Workers are
 spawned: they re-import the calling script, which is why a script must call
 :func:`agents.evaluation.evaluate` under ``if __name__ == "__main__":``.
 """
@@ -25,14 +29,14 @@ from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from agents.evaluation import tournament
-from agents.evaluation.tournament import GameResult, Plan
+from agents.evaluation import batched, tournament
+from agents.evaluation.tournament import GameColumns, GameResult, Plan
 from trash_env.files import abandon_temp_files
 
 IN_FLIGHT_PER_WORKER = 2
 
 
-def _start(plan: Plan) -> None:
+def _start(plan: Plan, engine: str, threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminated)
     # One thread per worker process: a trained policy's torch must not oversubscribe.
@@ -41,7 +45,10 @@ def _start(plan: Plan) -> None:
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
-    tournament.start_worker(plan)
+    if engine == "batched":
+        batched.start_worker(plan, threads)
+    else:
+        tournament.start_worker(plan)
 
 
 def _terminated(signum: int, frame: object) -> None:
@@ -90,24 +97,27 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 
 def local_stream(
-    plan: Plan, ranges: Iterable[tuple[int, int]], workers: int
-) -> Generator[list[GameResult], None, None]:
-    """Play each ``(first, stop)`` range of deals in ``workers`` processes; yield each range's
-    results in the order of ``ranges``. A worker that dies raises ``RuntimeError``."""
+    plan: Plan, ranges: Iterable[tuple[int, int]], workers: int, engine: str = "reference"
+) -> Generator[list[GameResult] | GameColumns, None, None]:
+    """Play each ``(first, stop)`` range of deals in ``workers`` processes on ``engine``
+    (``"reference"``: each range's results as a list; ``"batched"``: as columns); yield each
+    range's results in the order of ``ranges``. A worker that dies raises ``RuntimeError``."""
     ranges = iter(ranges)
+    play = batched.play_deals if engine == "batched" else tournament.play_deals
+    threads = max(1, (os.cpu_count() or 1) // workers)
     with _sigint_ignored_by_children():  # each of the first ``workers`` submits spawns a worker
         pool = ProcessPoolExecutor(
             workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start,
-            initargs=(plan,),
+            initargs=(plan, engine, threads),
         )
         pending: deque[Future] = deque()
         for first, stop in itertools.islice(ranges, workers):
-            pending.append(pool.submit(tournament.play_deals, first, stop))
+            pending.append(pool.submit(play, first, stop))
     try:
         for first, stop in ranges:
-            pending.append(pool.submit(tournament.play_deals, first, stop))
+            pending.append(pool.submit(play, first, stop))
             if len(pending) >= IN_FLIGHT_PER_WORKER * workers:
                 yield pending.popleft().result()
         while pending:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import SupportsIndex
 
-from agents.evaluation.batched import batch_chunk, batched_stream, engine_for
+from agents.evaluation.batched import batch_chunk, batched_stream, engine_for, split_workers
 from agents.evaluation.report import Report
 from agents.evaluation.scoring import Tally
 from agents.evaluation.tournament import (
@@ -101,13 +101,16 @@ def evaluate(
         rules: the rules (standard 2-player game by default); ``rules.num_players`` seats.
         games: games wanted in all; rounded up to whole deals (every line-up in every seating).
         seed: master seed: deal ``d`` and every agent's seed derive from it and ``d``.
-        workers: processes of the reference engine; the numbers do not depend on it (the
-            batched engine plays in this process, its loops on every core).
+        workers: processes; the numbers do not depend on it. The batched engine plays in
+            this process (its loops on every core), or, when each of ``workers`` processes
+            gets ``agents.evaluation.batched.SPLIT_MIN_GAMES`` games or more, in contiguous
+            blocks of deals split over them (the cores shared out).
         progress: show a tqdm bar (True), or call ``progress(games_done)`` after each chunk.
         deals: the number of deals, instead of ``games``.
         seatings: ``"rotations"`` or ``"permutations"`` of each line-up.
         chunk: deals per task sent to a worker (default: about 4 tasks per worker, at most 64
-            deals), or per batch of the batched engine (default: about 8,192 games).
+            deals), or per batch of the batched engine (default: about 8,192 games, at most
+            an equal share of the deals per worker).
         backend: ``"local"`` (this machine's processes) or ``"ray"`` (Ray tasks on the Ray
             instance or cluster of :mod:`agents.evaluation.ray_backend`; ``workers`` sizes the
             chunks and
@@ -149,10 +152,12 @@ def evaluate(
     plan = Plan(rules, plan.seatings, seed, save_dir)
     check_specs(specs)
     chosen = engine_for(specs, rules, engine, backend)
+    if chosen.name == "batched":
+        workers = split_workers(deals * per_deal, workers)
     if chunk is not None:
         chunk = _check_int("chunk", chunk, 1)
     elif chosen.name == "batched":
-        chunk = batch_chunk(per_deal)
+        chunk = batch_chunk(per_deal, deals, workers)
     else:
         chunk = max(1, min(64, deals // (4 * workers) or 1))
     ranges = ((i, min(deals, i + chunk)) for i in range(0, deals, chunk))
@@ -166,8 +171,8 @@ def evaluate(
 
         bar = tqdm(total=deals * per_deal, unit="game", desc="evaluate")
     report_progress = progress if callable(progress) else None
-    stream: Iterator[GameColumns] | Iterator[list[GameResult]]
-    if chosen.name == "batched":
+    stream: Iterator[GameColumns | list[GameResult]]
+    if chosen.name == "batched" and workers == 1:
         stream = batched_stream(plan, ranges)
     elif backend == "ray":
         from agents.evaluation.ray_backend import ray_stream
@@ -178,7 +183,7 @@ def evaluate(
     else:
         from agents.evaluation.pool import local_stream
 
-        stream = local_stream(plan, ranges, workers)
+        stream = local_stream(plan, ranges, workers, chosen.name)
     try:
         with contextlib.closing(stream):  # an interrupt here stops the workers at once
             for part in stream:

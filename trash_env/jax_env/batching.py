@@ -20,10 +20,10 @@ from jax.custom_batching import custom_vmap
 
 T = TypeVar("T")
 
-# A batch's rare work runs on gathered chunks of it (by default an eighth of the batch, at
+# A batch's rare work runs on gathered chunks of it (by default a 128th of the batch, at
 # least this many games), as many chunks as hold the games that need it.
-_MIN_GATHER = 4
-_GATHER_SHARE = 8
+_MIN_GATHER = 32
+_GATHER_SHARE = 128
 
 
 def gather_size(batch: int, share: int = _GATHER_SHARE) -> int:

@@ -11,8 +11,9 @@ The reference's methods call each other in tail position; here each returns a
 the same in a Python loop). Under ``jax.vmap`` every game runs every continuation on every pass,
 so the continuations are kept light: they change only the game's small fields (the piles are
 read, never copied: a card laid on the discard pile is written once per pass, after the
-continuation), and the rare, heavy work (a reshuffle of the discard pile, a new round's shuffle
-and deal) is flagged in ``heavy`` and done between passes by :func:`_heavy`, through
+continuation, or once after the first passes: see :func:`_common_pass`), and the rare, heavy
+work (a reshuffle of the discard pile, a new round's shuffle and deal) is flagged in
+``heavy`` and done between passes by :func:`_heavy`, through
 :func:`~trash_env.jax_env.batching.where_needed`, for only the games that flagged it.
 
 Randomness: the game carries a PRNG key. The first player is ``randint(sub, (), 0, n)`` and a
@@ -191,8 +192,25 @@ def _apply_shuffle(g: Game) -> Game:
 # ---------------------------------------------------------------------- helpers
 
 
+def _hit(shape: tuple[int, ...], index: object) -> Array:
+    """bool ``shape``: True at ``index`` (an int or a tuple, one per leading axis, each in
+    range). The writes below select with it rather than scatter: under ``jax.vmap`` a
+    scatter is a loop of its own on the CPU, a select fuses with the work around it."""
+    parts = index if isinstance(index, tuple) else (index,)
+    hit = jnp.bool_(True)
+    for axis, i in enumerate(parts):
+        hit = hit & (lax.broadcasted_iota(I32, shape, axis) == i)
+    return hit
+
+
 def _set(array: Array, index: object, value: object) -> Array:
-    return array.at[index].set(jnp.asarray(value, array.dtype))
+    """``array.at[index].set(value)`` for an ``index`` in range."""
+    return jnp.where(_hit(array.shape, index), jnp.asarray(value, array.dtype), array)
+
+
+def _add(array: Array, index: object, value: object) -> Array:
+    """``array.at[index].add(value)`` for an ``index`` in range."""
+    return array + jnp.where(_hit(array.shape, index), jnp.asarray(value, array.dtype), 0)
 
 
 def _pick(cond: Array, a: Game, b: Game) -> Game:
@@ -221,7 +239,7 @@ def _push(g: Game, card: Array, has: Array) -> Game:
 def _write_pushed(g: Game) -> Game:
     index = jnp.maximum(g.ndiscard - 1, 0)
     card = jnp.where(g.pushed >= 0, g.pushed, g.discard[index])
-    return g._replace(discard=g.discard.at[index].set(card), pushed=_code(-1))
+    return g._replace(discard=_set(g.discard, index, card), pushed=_code(-1))
 
 
 def _discard_held(g: Game) -> Game:
@@ -250,7 +268,7 @@ def _stage_reshuffle(g: Game) -> Game:
 def _draw_stock(g: Game) -> Game:
     k = g.nstock - 1
     card = g.stock[k]
-    return g._replace(nstock=k, held=card, hidden=g.hidden.at[card].add(-1))
+    return g._replace(nstock=k, held=card, hidden=_add(g.hidden, card, -1))
 
 
 def _take_discard(g: Game) -> Game:
@@ -265,8 +283,8 @@ def _lay(g: Game, slot: Array, as_wild: Array) -> Game:
     return g._replace(
         layout=_set(g.layout, (p, slot), card),
         state=_set(g.state, (p, slot), jnp.where(as_wild, WILD_UP, NATURAL)),
-        face_down=g.face_down.at[p].add(-was_down),
-        hidden=g.hidden.at[under].add(-was_down),
+        face_down=_add(g.face_down, p, -was_down),
+        hidden=_add(g.hidden, under, -was_down),
         held=under,
     )
 
@@ -296,9 +314,9 @@ def _draw_or_take(g: Game) -> tuple[Game, Array]:
     return g, jnp.where(choose, STOP, PLAY_HELD).astype(I32)
 
 
-def _play_held(g: Game, may_swap: bool | Array) -> tuple[Game, Array]:
-    """One pass of ``Game._play_held``'s loop: the held card is put (PUT goes on with the card
-    it uncovers), or asks a decision, or ends the turn."""
+def _held_card(g: Game, may_swap: bool | Array) -> tuple[Array, ...]:
+    """What ``Game._play_held``'s loop does with the held card: ask the wild's slot, ask the
+    swap, or place it (in the slot it names, a wild in the last face-down one)."""
     p, card = g.current, g.held
     is_wild = g.wild[jnp.maximum(card, 0)]
     playable = (card >= 1) & (card <= g.sizes[p])
@@ -308,7 +326,14 @@ def _play_held(g: Game, may_swap: bool | Array) -> tuple[Game, Array]:
     last_down = jnp.argmax(g.state[p] == DOWN).astype(I32)
     swap = ~is_wild & playable & (was == WILD_UP) & may_swap
     place = is_wild | (playable & (was == DOWN))
-    put, k_put = _put(g._replace(put_slot=jnp.where(is_wild, last_down, slot), put_wild=is_wild))
+    return ask_wild, swap, place, jnp.where(is_wild, last_down, slot), is_wild
+
+
+def _play_held(g: Game, may_swap: bool | Array) -> tuple[Game, Array]:
+    """One pass of ``Game._play_held``'s loop: the held card is put (PUT goes on with the card
+    it uncovers), or asks a decision, or ends the turn."""
+    ask_wild, swap, place, put_slot, put_wild = _held_card(g, may_swap)
+    put, k_put = _put(g._replace(put_slot=put_slot, put_wild=put_wild))
     ended = _discard_held(g)
     g = _pick(ask_wild, _decide(g, WILD), _pick(swap, _decide(g, SWAP), _pick(place, put, ended)))
     k = jnp.where(ask_wild | swap, STOP, jnp.where(place, k_put, NEXT_TURN))
@@ -379,7 +404,7 @@ def _penalty(g: Game) -> tuple[Game, Array]:
     """``Game._miss_call`` after the reshuffle: the penalty card and the claim."""
     k = g.nstock - 1
     card = g.stock[jnp.maximum(k, 0)]
-    drawn = _push(g._replace(nstock=k, hidden=g.hidden.at[card].add(-1)), card, jnp.bool_(True))
+    drawn = _push(g._replace(nstock=k, hidden=_add(g.hidden, card, -1)), card, jnp.bool_(True))
     g = _pick(g.nstock > 0, drawn, g)
     return g._replace(pending_claim=_set(g.pending_claim, g.current, True)), _code(NEXT_TURN)
 
@@ -525,6 +550,8 @@ _CONTINUATIONS: tuple[Continuation, ...] = (
 _RULES = ("cfg", "wild", "totals", "deck")
 _FIXED = ("stock", "discard", "key", *_RULES, "shuffle_count")
 _LIGHT = tuple(f for f in Game._fields if f not in _FIXED)
+# Everything but the piles and the rules.
+_SMALL = tuple(f for f in Game._fields if f not in ("stock", "discard", *_RULES))
 
 
 def _light(continuation: Continuation) -> Callable[[Game], tuple[tuple, Array]]:
@@ -551,15 +578,25 @@ _COMMON = (PLAY_HELD, PLAY_HELD_NOSWAP, PUT, NEXT_TURN)
 
 def _common_pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
     """``_pass`` for a game whose continuation is one of ``_COMMON`` (under vmap only these
-    run, not every continuation)."""
+    run, not every continuation), with one ``_put`` for both PLAY_HELD's and PUT's. The card
+    it discards stays in ``pushed`` (``run`` writes it after these passes): a turn's end
+    discards once, and the passes after it (the next turn's start) never read the pile."""
     g, k = carry
-    held, k_held = _play_held(g, k != PLAY_HELD_NOSWAP)
-    put, k_put = _put(g)
-    turn, k_turn = _next_turn_and_draw(g)
     is_put, is_turn = k == PUT, k == NEXT_TURN
+    ask_wild, swap, place, put_slot, put_wild = _held_card(g, k != PLAY_HELD_NOSWAP)
+    put, k_put = _put(
+        g._replace(
+            put_slot=jnp.where(is_put, g.put_slot, put_slot),
+            put_wild=jnp.where(is_put, g.put_wild, put_wild),
+        )
+    )
+    asked = _pick(ask_wild, _decide(g, WILD), _decide(g, SWAP))
+    turn, k_turn = _next_turn_and_draw(g)
+    held = _pick(ask_wild | swap, asked, _pick(place, put, _discard_held(g)))
     g = _pick(is_turn, turn, _pick(is_put, put, held))
+    k_held = jnp.where(ask_wild | swap, STOP, jnp.where(place, k_put, NEXT_TURN))
     k = jnp.where(is_turn, k_turn, jnp.where(is_put, k_put, k_held))
-    return _write_pushed(g), k.astype(I32)
+    return g, k.astype(I32)
 
 
 def _heavy(g: Game) -> Game:
@@ -597,7 +634,7 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
             return (*_common_pass((c[0], c[1])), c[2] + 1)
 
         g, k, _ = lax.while_loop(more, one, (*carry, _code(0)))
-        return g, k
+        return _write_pushed(g), k
 
     def inner(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         return lax.while_loop(lambda c: going(*c) & (c[0].heavy == NO_WORK), _pass, carry)
@@ -673,8 +710,15 @@ def new_game(key: Array, arrays: RulesArrays, num_players: int) -> Game:
 
 
 def init(key: Array, arrays: RulesArrays, num_players: int, answer_calls: bool = False) -> Game:
-    """A new game dealt and played to its first decision."""
-    return run(new_game(key, arrays, num_players), jnp.asarray(BEGIN_TURN, I32), answer_calls)
+    """A new game dealt and played to its first decision. Every new game needs the deal and
+    the first turn's start, so they run here for each game (not gathered by ``run``): only
+    the games whose first draw goes on past the common continuations reach ``run``'s rest."""
+    g = _heavy(new_game(key, arrays, num_players))
+    g1, k1 = _begin_turn(g)
+    g2, k2 = _draw_or_take(g1)
+    on2 = (k1 == DRAW_OR_TAKE) & (g1.heavy == NO_WORK)
+    g = _pick(on2, g2, g1)
+    return run(g, jnp.where(on2, k2, k1).astype(I32), answer_calls)
 
 
 def is_legal(g: Game, action: Array) -> Array:
@@ -699,7 +743,10 @@ def step(g: Game, action: Array, answer_calls: bool = False) -> tuple[Game, Arra
     legal = is_legal(g, action)
 
     moved, k = _apply(g, action)
-    return _pick(legal, run(moved, jnp.where(legal, k, STOP), answer_calls), g), legal
+    out = run(moved, jnp.where(legal, k, STOP), answer_calls)
+    # An illegal action runs nothing, so the piles are ``g``'s: only the small fields differ.
+    small = {f: jnp.where(legal, getattr(out, f), getattr(g, f)) for f in _SMALL}
+    return out._replace(**small), legal
 
 
 def returns(g: Game) -> Array:

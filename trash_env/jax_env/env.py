@@ -31,6 +31,8 @@ ENV_ID = "trash"
 # of the batch (batching.where_needed).
 NEW_GAME_SHARE = 64
 VERSION = "v0"
+# An engine action no decision accepts (``E.step`` leaves the game as it is).
+_REFUSED = 127
 
 
 @jax.tree_util.register_dataclass
@@ -158,22 +160,27 @@ def step_state(
     over = state.terminated | state.truncated
     legal = state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
     legal = legal & (action >= 0) & (action < NUM_ACTIONS)
-    moved, _ = E.step(g, action, answer_calls=True)
+    ok = legal & ~over
+    # Where the step does not play (a finished game, an illegal action) the engine gets an
+    # action it refuses, so the game comes back unchanged and only the small fields below
+    # are chosen (never the piles).
+    moved, _ = E.step(g, jnp.where(ok, action, _REFUSED), answer_calls=True)
     paid = jnp.where(g.done, 0.0, E.returns(moved))  # only the step that ends the game
-    stepped = _state(moved, paid, state._step_count + 1, n, kind)
     # Pgx's rule for an illegal action: the game ends at once with the offender's loss (-1;
     # the others share +1, zero-sum: ``returns()`` as if they had all won).
     penalty = jnp.where(jnp.arange(n) == state.current_player, -1.0, 1.0 / (n - 1))
-    refused = state.replace(
-        rewards=penalty.astype(jnp.float32),
-        terminated=jnp.bool_(True),
-        legal_action_mask=jnp.ones(NUM_ACTIONS, jnp.bool_),
-        _step_count=state._step_count + 1,
-        _game=g,
+    every = jnp.ones(NUM_ACTIONS, jnp.bool_)
+    mask = jnp.where(moved.done, True, action_mask(moved, moved.current))
+    return State(
+        current_player=jnp.where(ok, moved.current, state.current_player).astype(jnp.int32),
+        observation=jnp.where(ok, observe_game(moved, moved.current, n, kind), state.observation),
+        rewards=jnp.where(ok, paid, jnp.where(over, 0.0, penalty)).astype(jnp.float32),
+        terminated=jnp.where(ok, moved.done & ~moved.truncated, state.terminated | ~over),
+        truncated=jnp.where(ok, moved.truncated, state.truncated),
+        legal_action_mask=jnp.where(ok, mask, jnp.where(over, state.legal_action_mask, every)),
+        _step_count=state._step_count + jnp.where(over, 0, 1).astype(jnp.int32),
+        _game=moved._replace(key=jnp.where(over, state._game.key, moved.key)),
     )
-    out = jax.tree.map(lambda a, b: jnp.where(legal, a, b), stepped, refused)
-    still = state.replace(rewards=jnp.zeros_like(state.rewards))
-    return jax.tree.map(lambda a, b: jnp.where(over, a, b), still, out)
 
 
 def make(observation: str = "plain", **rules_options: object) -> TrashEnv:

@@ -14,15 +14,8 @@ order as the reference for the same seed to deal the same cards).
 from __future__ import annotations
 
 import inspect
-import os
 import zlib
 from typing import Any
-
-# The parallel kernels' threads wait for work asleep, not spinning: on a machine whose cores
-# are shared with other jobs a spinning OpenMP thread keeps a core from the thread the loop
-# waits for, and a parallel step then runs several times slower than the serial one
-# (docs/vector.md). A value the user set is kept; OpenMP reads it when numba first starts it.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 from numba import njit, prange
@@ -65,6 +58,11 @@ from trash_env.engine import zero_sum_share as _zero_sum_share
 from trash_env.observation import SLOT_FEATURES
 from trash_env.rules import Rules
 from trash_env.vector._pcg import integers, seed_words, shuffle
+from trash_env.vector._threads import PARALLEL_LOCK, choose_layer
+
+# The parallel kernels' threads wait for work asleep, not spinning (also after import torch):
+# "workqueue" when numba's layer had to be chosen for that, else None (numba's choice).
+THREADING_LAYER = choose_layer()
 
 # Decisions as the plain integers the records hold (the reference engine's ``Decision``).
 NONE, DRAW, WILD, SWAP, CALL = (int(d) for d in Decision)
@@ -1107,7 +1105,10 @@ class Kernel:
     def __call__(self, *args: Any, parallel: bool | None = None) -> Any:
         if parallel is None:
             parallel = args[self.size_arg].shape[0] >= PARALLEL_MIN_GAMES
-        return (self.parallel if parallel else self.serial)(*args)
+        if not parallel:
+            return self.serial(*args)
+        with PARALLEL_LOCK:  # numba's workqueue layer takes one launch at a time
+            return self.parallel(*args)
 
 
 batch_new_games = Kernel(_batch_new_games, _batch_new_games_parallel, 1)
