@@ -35,7 +35,7 @@ from agents.training.pipeline import (
 
 NAME = "rllib_ppo"
 # ---- settings (the flags below default to them) ----
-STEPS = 400_000  # --steps: environment decisions of training against bots
+STEPS = 1_000_000  # --steps: environment decisions of training against bots
 SELF_PLAY_STEPS = 1_200_000  # --steps under --opponents self (learning from itself is slower)
 EVAL_EVERY = 100_000  # --eval-every: decisions between learning-curve points
 OPPONENTS = "greedy"  # --opponents: bot specs in the other seats, or "self"
@@ -46,7 +46,7 @@ TRAIN_BATCH = 4096  # --batch: env steps per PPO update
 MINIBATCH = 1024  # --batch-size
 EPOCHS = 2  # --epochs
 LR = 1e-3  # --lr
-SELF_PLAY_ANNEAL_LR = True  # --anneal-lr: under self-play the lr falls linearly to 0 by --steps
+ANNEAL_LR = True  # --anneal-lr: the lr falls linearly to 0 by --steps
 GAMMA = 0.995
 LAMBDA = 0.95
 CLIP_PARAM = 0.2
@@ -100,9 +100,9 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--anneal-lr",
         action=argparse.BooleanOptionalAction,
-        default=None,
-        help="lower the learning rate linearly to 0 at --steps (default: on under self-play, "
-        "where a constant rate drifts away from what it learned; off against bots)",
+        default=ANNEAL_LR,
+        help="lower the learning rate linearly to 0 at --steps (at a constant rate the policy "
+        "drifts away from what it learned, against bots and in self-play)",
     )
     parser.add_argument("--verbose", action="store_true", help="print every PPO update")
     parser.add_argument(
@@ -111,8 +111,6 @@ def parse_args(argv: list[str] | None = None):
     args = parser.parse_args(argv)
     if args.steps is None:
         args.steps = SELF_PLAY_STEPS if args.opponents == "self" else STEPS
-    if args.anneal_lr is None:
-        args.anneal_lr = SELF_PLAY_ANNEAL_LR and args.opponents == "self"
     return args
 
 

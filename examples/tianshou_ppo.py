@@ -31,13 +31,14 @@ from agents.training.pipeline import (
 
 NAME = "tianshou_ppo"
 # ---- settings (the flags below default to them) ----
-STEPS = 600_000  # --steps: learner decisions of training
+STEPS = 1_000_000  # --steps: learner decisions of training
 EVAL_EVERY = 100_000  # --eval-every: decisions between learning-curve points
 NUM_ENVS = 256  # --envs: envs collected in parallel
 N_STEPS = 16  # --n-steps: decisions per env per update (rollout = NUM_ENVS * N_STEPS)
 BATCH_SIZE = 1024  # --batch-size: PPO minibatch
 EPOCHS = 2  # --epochs: passes over each rollout
-LR = 1e-3  # --lr: Adam, constant
+LR = 1e-3  # --lr: Adam
+ANNEAL_LR = True  # --anneal-lr: Tianshou's linear decay of the learning rate to 0
 GAMMA = 0.995  # --gamma
 ENT_COEF = 0.01  # --ent-coef
 ROUND_REWARDS = True  # --round-rewards: pay each finished deal too, as train.py does
@@ -65,6 +66,12 @@ def parse_args(argv: list[str] | None = None):
         "--epochs", type=whole_number(1, 1_000), default=EPOCHS, help="passes over each rollout"
     )
     parser.add_argument("--lr", type=real_number(0, 1, low_open=True), default=LR)
+    parser.add_argument(
+        "--anneal-lr",
+        action=argparse.BooleanOptionalAction,
+        default=ANNEAL_LR,
+        help="decay the learning rate linearly to 0 over the budget",
+    )
     parser.add_argument("--gamma", type=real_number(0, 1), default=GAMMA)
     parser.add_argument("--ent-coef", type=real_number(0, 10), default=ENT_COEF)
     parser.add_argument(
@@ -89,7 +96,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from tianshou.algorithm import PPO  # noqa: E402
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy  # noqa: E402
-from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
+from tianshou.algorithm.optim import AdamOptimizerFactory, LRSchedulerFactoryLinear  # noqa: E402
 from tianshou.data import Collector, VectorReplayBuffer  # noqa: E402
 from tianshou.env import DummyVectorEnv  # noqa: E402
 from tianshou.trainer import OnPolicyTrainerParams  # noqa: E402
@@ -158,10 +165,15 @@ def main(argv: list[str] | None = None) -> dict:
     actor = MaskedActor(inputs, int(probe.action_space.n))
     critic = Critic(inputs)
     policy = DiscreteActorPolicy(actor=actor, action_space=probe.action_space)
+    rollout = args.envs * args.n_steps
+    epochs = -(-args.steps // rollout)  # one collection and update per trainer epoch
+    optim = AdamOptimizerFactory(lr=args.lr, eps=1e-5)
+    if args.anneal_lr:
+        optim = optim.with_lr_scheduler_factory(LRSchedulerFactoryLinear(epochs, rollout, rollout))
     algorithm = PPO(
         policy=policy,
         critic=critic,
-        optim=AdamOptimizerFactory(lr=args.lr, eps=1e-5),
+        optim=optim,
         eps_clip=EPS_CLIP,
         vf_coef=VF_COEF,
         ent_coef=args.ent_coef,
@@ -170,7 +182,6 @@ def main(argv: list[str] | None = None) -> dict:
         gamma=args.gamma,
         max_batchsize=4096,
     )
-    rollout = args.envs * args.n_steps
     collector = Collector(algorithm, envs, VectorReplayBuffer(rollout, args.envs))
     # Tianshou's on-policy trainer: each epoch one collection of a rollout, then --epochs PPO
     # passes over it in minibatches; training_fn runs before each collection, so the curve
@@ -178,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict:
     result = algorithm.run_training(
         OnPolicyTrainerParams(
             training_collector=collector,
-            max_epochs=-(-args.steps // rollout),
+            max_epochs=epochs,
             epoch_num_steps=rollout,
             collection_step_num_env_steps=rollout,
             batch_size=args.batch_size,

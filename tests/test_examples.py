@@ -145,7 +145,7 @@ def test_rllib_ppo_defaults_per_opponents():
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     bots, self_play = example.parse_args([]), example.parse_args(["--opponents", "self"])
-    assert (bots.steps, bots.envs, bots.anneal_lr) == (400_000, 16, False)
+    assert (bots.steps, bots.envs, bots.anneal_lr) == (1_000_000, 16, True)
     assert (self_play.steps, self_play.envs, self_play.anneal_lr) == (1_200_000, 16, True)
     given = ["--opponents", "self", "--steps", "5", "--envs", "3", "--no-anneal-lr"]
     args = example.parse_args(given)
