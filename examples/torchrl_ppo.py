@@ -29,7 +29,10 @@ from agents.training.pipeline import (
 
 NAME = "torchrl_ppo"
 # ---- settings (the flags below default to them) ----
-STEPS = 1_000_000  # --steps: learner decisions of training
+STEPS = 1_000_000  # --steps: learner decisions of training (2 players)
+# --steps with more players, where each decision matters less to the result (measured for 3;
+# 4-6 take the same budget, unmeasured: docs/integrations.md)
+STEPS_FOR_PLAYERS = {3: 4_000_000, 4: 4_000_000, 5: 4_000_000, 6: 4_000_000}
 EVAL_EVERY = 200_000  # --eval-every: decisions between learning-curve points
 NUM_ENVS = 256  # --envs: games played side by side
 N_STEPS = 16  # --n-steps: decisions per game per batch (batch = NUM_ENVS * N_STEPS)
@@ -49,6 +52,8 @@ OPPONENTS = "greedy"  # --opponents: comma-separated pool (agent specs)
 
 def parse_args(argv: list[str] | None = None):
     parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
+    parser.set_defaults(steps=None)  # STEPS, or STEPS_FOR_PLAYERS by --players
+    parser.epilog = f"--steps defaults to {STEPS:,}, or by --players: {STEPS_FOR_PLAYERS}."
     parser.add_argument(
         "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games played side by side"
     )
@@ -85,7 +90,10 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--opponents", default=OPPONENTS, help="comma-separated opponent pool (agent specs)"
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.steps is None:
+        args.steps = STEPS_FOR_PLAYERS.get(getattr(args, "num_players", 2), STEPS)
+    return args
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads

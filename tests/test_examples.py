@@ -83,6 +83,38 @@ def test_cleanrl_ppo(tmp_path):
     _check_saved_model(out, model, rows=2)
 
 
+def _parse(example: str, *flags: str):
+    spec = importlib.util.spec_from_file_location(example, ROOT / "examples" / f"{example}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.parse_args(list(flags))
+
+
+@pytest.mark.parametrize(
+    ("example", "budgets", "library"),
+    [
+        (
+            "cleanrl_ppo",
+            {2: 2_000_000, 3: 2_000_000, 4: 4_000_000, 5: 4_000_000, 6: 4_000_000},
+            "torch",
+        ),
+        (
+            "torchrl_ppo",
+            {2: 1_000_000, 3: 4_000_000, 4: 4_000_000, 5: 4_000_000, 6: 4_000_000},
+            "torchrl",
+        ),
+    ],
+)
+def test_the_budget_follows_the_player_count(example, budgets, library):
+    """With more players each decision matters less, so these examples pick their default
+    budget from ``--players`` (a user passes ``--players 3``, nothing else); ``--steps`` wins."""
+    _needs(library)
+    assert {n: _parse(example, "--players", str(n)).steps for n in range(2, 7)} == budgets
+    assert _parse(example).steps == budgets[2]
+    assert _parse(example, "--players", "4", "--steps", "5").steps == 5
+
+
 def test_an_example_trained_in_a_rules_variant_records_it_and_is_seated_only_there(tmp_path):
     """``--wilds kings`` reaches the envs and the model file from the one place (the run):
     the sidecar says kings, and evaluate.py seats the model in that game only, refusing the
