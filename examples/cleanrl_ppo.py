@@ -51,9 +51,13 @@ OPPONENTS = "greedy"  # comma-separated pool, one drawn per opponent seat and ga
 
 
 def parse_args(argv: list[str] | None = None):
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=TOTAL_STEPS, eval_every=EVAL_EVERY)
-    parser.set_defaults(steps=None)  # TOTAL_STEPS, or STEPS_FOR_PLAYERS by --players
-    parser.epilog = f"--steps defaults to {TOTAL_STEPS:,}, or by --players: {STEPS_FOR_PLAYERS}."
+    parser = example_parser(
+        NAME,
+        __doc__.split("\n")[0],
+        steps=TOTAL_STEPS,
+        eval_every=EVAL_EVERY,
+        steps_for_players=STEPS_FOR_PLAYERS,
+    )
     parser.add_argument(
         "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games stepped together"
     )
@@ -79,10 +83,7 @@ def parse_args(argv: list[str] | None = None):
         "--ent-coef", type=real_number(0, 10), default=ENT_COEF, help="entropy bonus"
     )
     parser.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponent pool")
-    args = parser.parse_args(argv)
-    if args.steps is None:
-        args.steps = STEPS_FOR_PLAYERS.get(getattr(args, "num_players", 2), TOTAL_STEPS)
-    return args
+    return parser.parse_args(argv)
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads

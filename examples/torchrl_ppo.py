@@ -51,9 +51,13 @@ OPPONENTS = "greedy"  # --opponents: comma-separated pool (agent specs)
 
 
 def parse_args(argv: list[str] | None = None):
-    parser = example_parser(NAME, __doc__.split("\n")[0], steps=STEPS, eval_every=EVAL_EVERY)
-    parser.set_defaults(steps=None)  # STEPS, or STEPS_FOR_PLAYERS by --players
-    parser.epilog = f"--steps defaults to {STEPS:,}, or by --players: {STEPS_FOR_PLAYERS}."
+    parser = example_parser(
+        NAME,
+        __doc__.split("\n")[0],
+        steps=STEPS,
+        eval_every=EVAL_EVERY,
+        steps_for_players=STEPS_FOR_PLAYERS,
+    )
     parser.add_argument(
         "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games played side by side"
     )
@@ -90,10 +94,7 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--opponents", default=OPPONENTS, help="comma-separated opponent pool (agent specs)"
     )
-    args = parser.parse_args(argv)
-    if args.steps is None:
-        args.steps = STEPS_FOR_PLAYERS.get(getattr(args, "num_players", 2), STEPS)
-    return args
+    return parser.parse_args(argv)
 
 
 if __name__ == "__main__":  # --help and bad flags answered before the library loads

@@ -104,29 +104,47 @@ def run_rules(args: argparse.Namespace) -> Rules:
 
 class ExampleParser(Parser):
     """An example's parser: the rules flags are checked together once parsed, so a game the
-    rules do not allow is a usage error before the library loads (as in ``train.py``)."""
+    rules do not allow is a usage error before the library loads (as in ``train.py``); an
+    unset ``--steps`` becomes the budget for the game's player count."""
+
+    steps_for_players: dict[int, int] = {}
+    default_steps = 0
 
     def parse_known_args(self, args=None, namespace=None):
         parsed, rest = super().parse_known_args(args, namespace)
         try:
-            run_rules(parsed)
+            rules = run_rules(parsed)
         except ValueError as error:
             self.error(f"rules: {error}")
+        if self.steps_for_players and parsed.steps is None:
+            parsed.steps = self.steps_for_players.get(rules.num_players, self.default_steps)
         return parsed, rest
 
 
-def example_parser(name: str, description: str, *, steps: int, eval_every: int) -> Parser:
+def example_parser(
+    name: str,
+    description: str,
+    *,
+    steps: int,
+    eval_every: int,
+    steps_for_players: dict[int, int] | None = None,
+) -> Parser:
     """The parser of an example with the shared flags and the rules options; the example adds
-    its own."""
+    its own. ``steps_for_players``: the default ``--steps`` by player count where it is not
+    ``steps`` (more players, each decision matters less to the result)."""
     parser = ExampleParser(
         prog=example_prog(name),
         description=description,
         formatter_class=_DefaultsFormatter,
     )
+    parser.default_steps = steps
+    if steps_for_players:
+        parser.steps_for_players = dict(steps_for_players)
+        parser.epilog = f"--steps defaults to {steps:,}, or by --players: {steps_for_players}."
     parser.add_argument(
         "--steps",
         type=whole_number(1, MAX_STEPS),
-        default=steps,
+        default=None if steps_for_players else steps,
         help="the budget: environment decisions of training",
     )
     parser.add_argument("--seed", type=whole_number(0, 2**31 - 1), default=0, help="master seed")
