@@ -26,25 +26,20 @@ load the file.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-import optax
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from agents.training.pipeline import PipelineRun, example_parser, whole_number  # noqa: E402
-from trash_env.jax_env import engine as E  # noqa: E402
-from trash_env.jax_env import make  # noqa: E402
-from trash_env.jax_env.batching import where_needed  # noqa: E402
-from trash_env.jax_env.bots import greedy_game  # noqa: E402
-from trash_env.jax_env.env import NEW_GAME_SHARE, observe_game  # noqa: E402
-from trash_env.jax_env.observe import action_mask  # noqa: E402
+from agents.training.pipeline import (  # noqa: E402
+    PipelineRun,
+    check_command_line,
+    example_parser,
+    whole_number,
+)
 
 NAME = "jax_ppo"
 TOTAL_STEPS = 2_000_000  # --steps: learner decisions of training
@@ -63,6 +58,31 @@ MAX_GRAD_NORM = 0.5
 HIDDEN = 128
 ILLEGAL = -1e9
 
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = example_parser(
+        NAME, __doc__.split("\n\n")[0], steps=TOTAL_STEPS, eval_every=EVAL_EVERY
+    )
+    parser.add_argument(
+        "--envs", type=whole_number(4, 1 << 20), default=NUM_ENVS, help="games stepped together"
+    )
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # --help and bad flags answered before the library loads
+    check_command_line(NAME, parse_args, "jax", "jax", "optax", "matplotlib")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import optax  # noqa: E402
+
+from trash_env.jax_env import engine as E  # noqa: E402
+from trash_env.jax_env import make  # noqa: E402
+from trash_env.jax_env.batching import where_needed  # noqa: E402
+from trash_env.jax_env.bots import greedy_game  # noqa: E402
+from trash_env.jax_env.env import NEW_GAME_SHARE, observe_game  # noqa: E402
+from trash_env.jax_env.observe import action_mask  # noqa: E402
 
 # ---------------------------------------------------------------------- networks
 
@@ -258,13 +278,7 @@ def make_segment(rules: dict[str, Any], total_updates: int) -> Any:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = example_parser(
-        NAME, __doc__.split("\n\n")[0], steps=TOTAL_STEPS, eval_every=EVAL_EVERY
-    )
-    parser.add_argument(
-        "--envs", type=whole_number(4, 1 << 20), default=NUM_ENVS, help="games stepped together"
-    )
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     globals()["NUM_ENVS"] = args.envs
     run = PipelineRun(args, NAME, "jax", features="pairs")
     per_update = NUM_ENVS * NUM_STEPS

@@ -78,6 +78,11 @@ def test_evaluation_runs_on_the_base_install(command, tmp_path):
             "trash-evaluate: error: --backend ray needs ray, which is not installed: "
             'pip install "trash-env[ray]"',
         ),
+        (
+            ["python", str(ROOT / "examples" / "jax_ppo.py")],
+            "python examples/jax_ppo.py: error: needs jax, optax, matplotlib, not installed: "
+            'pip install "trash-env[jax]"',
+        ),
     ],
 )
 def test_what_needs_an_extra_says_which_in_one_line_before_any_work(args, line, tmp_path):
