@@ -30,8 +30,8 @@ from agents.training.pipeline import (  # noqa: E402
 NAME = "cleanrl_ppo"
 # ---- hyperparameters (CleanRL style; the flags below override the first few) ----
 TOTAL_STEPS = 2_000_000  # --steps: learner decisions of training (2 and 3 players)
-# --steps with more players, where each decision matters less to the result (measured for 4;
-# 5 and 6 take the 4-player budget, unmeasured: docs/integrations.md)
+# --steps with more players, where each decision matters less to the result (tuned for 4; 5 and
+# 6 take the 4-player budget, at par at 5 and below it at 6: docs/integrations.md)
 STEPS_FOR_PLAYERS = {4: 4_000_000, 5: 4_000_000, 6: 4_000_000}
 EVAL_EVERY = 500_000  # --eval-every: decisions between learning-curve points
 NUM_ENVS = 256  # games stepped together

