@@ -2,20 +2,27 @@
 
     python benchmarks/jax_engine.py [--batches 1,16,256,4096,65536] [--seconds 2]
                                     [--repeats 1] [--pgx kuhn_poker,leduc_holdem]
-                                    [--json PATH]
+                                    [--no-numba] [--cpu-devices N] [--json PATH]
 
 Every row is decisions per second *with observations*: random legal actions, each step
 computing the observation of the player to act, finished games re-dealt in the step.
 
 - ``jax``: ``jax.vmap`` of ``auto_reset(env.step, env.init)`` (standard rules, plain
   observation) with ``bots.random_action``, ``--chunk`` steps per compiled ``lax.scan``;
+- ``jax/N`` (``--cpu-devices N``): the same scan with the batch split between N CPU devices
+  (``jax_num_cpu_devices``, set by this script, never by the library), one thread each, as
+  the numba kernels use every core;
 - ``numba``: a ``VectorGame`` of the same batch: ``batch_random_actions``, ``step(...,
   autoreset=True)`` and ``observations()`` per step (not compiled together: three calls);
 - ``pgx:<id>``: the same scan over ``pgx.make(id)`` with Pgx's ``auto_reset`` and
   ``act_randomly``, where Pgx is installed.
 
 Compilation is timed apart (``compile_s``: the first call of each compiled scan) and left out
-of the rates. The machine, the devices and the load are written with the figures.
+of the rates; ``cpu_per_wall`` is the CPU seconds the process used per second measured (how
+many cores the row kept busy). With ``--repeats R`` every row is measured R times, the rows
+of a batch taking turns (so that a change in the machine's load falls on every row alike); a
+row's ``decisions_per_s`` is the median of its repeats, all of them in ``repeats``. The
+machine, the devices and the load (before and after) are written with the figures.
 """
 
 from __future__ import annotations
@@ -39,22 +46,38 @@ import numpy as np  # noqa: E402
 now = time.perf_counter
 
 
-def scan_runner(init: Callable, step: Callable, act: Callable, batch: int, chunk: int) -> tuple:
-    """A compiled ``chunk``-step scan over a batch, and its first state."""
+def scan_runner(
+    init: Callable, step: Callable, act: Callable, batch: int, chunk: int, devices: int = 1
+) -> tuple:
+    """A compiled ``chunk``-step scan over a batch, and its first state (a key per device).
+    With ``devices`` > 1 the batch is split between that many CPU devices (``shard_map``:
+    each runs the same scan on its share of the games, on its own thread, with no exchange
+    between them)."""
+    local = batch // devices
 
-    def run(state: object, key: jax.Array) -> tuple:
+    def run(state: object, keys: jax.Array) -> tuple:
         def body(carry: tuple, _: None) -> tuple:
             state, key = carry
             key, k_act, k_step = jax.random.split(key, 3)
             action = act(k_act, state.legal_action_mask)
-            state = jax.vmap(step)(state, action, jax.random.split(k_step, batch))
+            state = jax.vmap(step)(state, action, jax.random.split(k_step, local))
             return (state, key), state.observation[0, 0]
 
-        (state, key), _ = jax.lax.scan(body, (state, key), None, length=chunk)
-        return state, key
+        (state, key), _ = jax.lax.scan(body, (state, keys[0]), None, length=chunk)
+        return state, key[None]
 
     state = jax.jit(jax.vmap(init))(jax.random.split(jax.random.PRNGKey(0), batch))
-    return jax.jit(run, donate_argnums=0), state
+    keys = jax.random.split(jax.random.PRNGKey(1), devices)
+    if devices > 1:
+        from jax.sharding import NamedSharding, PartitionSpec
+
+        mesh = jax.make_mesh((devices,), ("games",), devices=jax.devices()[:devices])
+        games = PartitionSpec("games")
+        run = jax.shard_map(
+            run, mesh=mesh, in_specs=(games, games), out_specs=(games, games), check_vma=False
+        )
+        state, keys = jax.device_put((state, keys), NamedSharding(mesh, games))
+    return jax.jit(run, donate_argnums=0), state, keys
 
 
 def _uniform(key: jax.Array, mask: jax.Array) -> jax.Array:
@@ -62,37 +85,48 @@ def _uniform(key: jax.Array, mask: jax.Array) -> jax.Array:
     return jax.random.categorical(key, logits, axis=-1)
 
 
-def measure_scan(init: Callable, step: Callable, batch: int, chunk: int, seconds: float) -> dict:
-    runner, state = scan_runner(init, step, _uniform, batch, chunk)
-    key = jax.random.PRNGKey(1)
+Window = Callable[[float], float]
+
+
+def prepare_scan(
+    init: Callable, step: Callable, batch: int, chunk: int, devices: int = 1
+) -> tuple[float, Window]:
+    """The scan compiled (its first call, timed) and a function that runs it for some seconds
+    and returns the decisions per second."""
+    runner, state, keys = scan_runner(init, step, _uniform, batch, chunk, devices)
+    carry = [state, keys]
     start = now()
-    state, key = runner(state, key)
-    jax.block_until_ready(state)
+    carry[:] = runner(*carry)
+    jax.block_until_ready(carry)
     compile_s = now() - start
-    steps, start = 0, now()
-    while now() - start < seconds:
-        state, key = runner(state, key)
-        jax.block_until_ready(state)
-        steps += chunk
-    return {"decisions_per_s": steps * batch / (now() - start), "compile_s": compile_s}
+
+    def window(seconds: float) -> float:
+        steps, start = 0, now()
+        while now() - start < seconds:
+            carry[:] = runner(*carry)
+            jax.block_until_ready(carry)
+            steps += chunk
+        return steps * batch / (now() - start)
+
+    return compile_s, window
 
 
-def measure_jax(batch: int, chunk: int, seconds: float) -> dict:
+def prepare_jax(batch: int, chunk: int, devices: int = 1) -> tuple[float, Window]:
     from trash_env.jax_env import auto_reset, make
 
     env = make()
-    return measure_scan(env.init, auto_reset(env.step, env.init), batch, chunk, seconds)
+    return prepare_scan(env.init, auto_reset(env.step, env.init), batch, chunk, devices)
 
 
-def measure_pgx(env_id: str, batch: int, chunk: int, seconds: float) -> dict:
+def prepare_pgx(env_id: str, batch: int, chunk: int) -> tuple[float, Window]:
     import pgx
     from pgx.experimental import auto_reset as pgx_auto_reset
 
     env = pgx.make(env_id)
-    return measure_scan(env.init, pgx_auto_reset(env.step, env.init), batch, chunk, seconds)
+    return prepare_scan(env.init, pgx_auto_reset(env.step, env.init), batch, chunk)
 
 
-def measure_numba(batch: int, seconds: float) -> dict:
+def prepare_numba(batch: int) -> tuple[float, Window]:
     from trash_env.rules import Rules
     from trash_env.vector import VectorGame
     from trash_env.vector import _kernels as K
@@ -107,35 +141,57 @@ def measure_numba(batch: int, seconds: float) -> dict:
     K.batch_random_actions(games.games, words, actions)
     games.step(actions, autoreset=True)
     compile_s = now() - start
-    steps, start = 0, now()
-    while now() - start < seconds:
-        for _ in range(8):
-            K.batch_random_actions(games.games, words, actions)
-            games.step(actions, autoreset=True)
-            games.observations(out=out)
-        steps += 8
-    return {"decisions_per_s": steps * batch / (now() - start), "compile_s": compile_s}
+
+    def window(seconds: float) -> float:
+        steps, start = 0, now()
+        while now() - start < seconds:
+            for _ in range(8):
+                K.batch_random_actions(games.games, words, actions)
+                games.step(actions, autoreset=True)
+                games.observations(out=out)
+            steps += 8
+        return steps * batch / (now() - start)
+
+    return compile_s, window
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batches", default="1,16,256,4096,65536")
     parser.add_argument("--seconds", type=float, default=2.0, help="per row and batch")
+    parser.add_argument("--repeats", type=int, default=1, help="measurements of each row")
     parser.add_argument("--chunk", type=int, default=64, help="steps per compiled scan")
     parser.add_argument("--pgx", default="kuhn_poker,leduc_holdem", help="'' for none")
     parser.add_argument("--no-numba", action="store_true", help="leave the numba row out")
+    parser.add_argument(
+        "--cpu-devices",
+        type=int,
+        default=1,
+        help="also a 'jax/N' row: the batch split between N CPU devices, one thread each",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, not {args.repeats}")
+    if args.cpu_devices < 1:
+        parser.error(f"--cpu-devices must be at least 1, not {args.cpu_devices}")
+    if args.cpu_devices > 1:  # before jax starts its CPU backend
+        jax.config.update("jax_num_cpu_devices", args.cpu_devices)
     batches = [int(b) for b in args.batches.split(",") if b]
     rows: list[dict] = []
-    candidates: list[tuple[str, Callable[[int], dict]]] = [
-        ("jax", lambda b: measure_jax(b, args.chunk, args.seconds))
+    load_before = os.getloadavg()
+    candidates: list[tuple[str, Callable[[int], tuple[float, Window]]]] = [
+        ("jax", lambda b: prepare_jax(b, args.chunk))
     ]
+    if args.cpu_devices > 1:
+        candidates.append(
+            (f"jax/{args.cpu_devices}", lambda b: prepare_jax(b, args.chunk, args.cpu_devices))
+        )
     if not args.no_numba:
         try:
             import numba  # noqa: F401
 
-            candidates.append(("numba", lambda b: measure_numba(b, args.seconds)))
+            candidates.append(("numba", prepare_numba))
         except ImportError:
             print("numba is not installed: no numba row")
     pgx_ids = [e for e in args.pgx.split(",") if e]
@@ -146,28 +202,56 @@ def main(argv: list[str] | None = None) -> dict:
             print("pgx is not installed: no pgx rows")
         pgx_ids = []
     for env_id in pgx_ids:
-        candidates.append(
-            (f"pgx:{env_id}", lambda b, e=env_id: measure_pgx(e, b, args.chunk, args.seconds))
-        )
+        candidates.append((f"pgx:{env_id}", lambda b, e=env_id: prepare_pgx(e, b, args.chunk)))
     for batch in batches:
-        for name, measure in candidates:
-            figures = measure(batch)
-            rows.append({"engine": name, "batch": batch, **figures})
+        prepared = {
+            name: prepare(batch)
+            for name, prepare in candidates
+            if not name.startswith("jax/") or batch % args.cpu_devices == 0
+        }
+        rates: dict[str, list[float]] = {name: [] for name in prepared}
+        cores: dict[str, list[float]] = {name: [] for name in prepared}
+        for _ in range(args.repeats):
+            for name, (_, window) in prepared.items():
+                cpu, wall = time.process_time(), now()
+                rates[name].append(window(args.seconds))
+                cores[name].append((time.process_time() - cpu) / (now() - wall))
+        for name, (compile_s, _) in prepared.items():
+            rate = float(np.median(rates[name]))
+            rows.append(
+                {
+                    "engine": name,
+                    "batch": batch,
+                    "decisions_per_s": rate,
+                    "repeats": rates[name],
+                    "cpu_per_wall": float(np.median(cores[name])),
+                    "compile_s": compile_s,
+                }
+            )
+            spread = (
+                f" [{min(rates[name]):,.0f} to {max(rates[name]):,.0f}]" if args.repeats > 1 else ""
+            )
             print(
-                f"{name:>18}  batch {batch:>6}  {figures['decisions_per_s']:>14,.0f} decisions/s"
-                f"  (compile {figures['compile_s']:.1f} s)",
+                f"{name:>18}  batch {batch:>6}  {rate:>14,.0f} decisions/s{spread}"
+                f"  (compile {compile_s:.1f} s, {np.median(cores[name]):.2f} CPU s per s)",
                 flush=True,
             )
+        del prepared
     best = {}
     for row in rows:
         if row["decisions_per_s"] > best.get(row["engine"], {}).get("decisions_per_s", 0):
             best[row["engine"]] = row
     for name, row in best.items():
         print(f"best {name}: {row['decisions_per_s']:,.0f} decisions/s at batch {row['batch']}")
+    ratio = None
+    if "jax" in best and "numba" in best:
+        ratio = best["numba"]["decisions_per_s"] / best["jax"]["decisions_per_s"]
+        print(f"numba best / jax best: {ratio:.2f} (goal: at most 4)")
     result = {
         "machine": {
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
+            "load_before": load_before,
             "load": os.getloadavg(),
             "jax": jax.__version__,
             "devices": [str(d) for d in jax.devices()],
@@ -177,6 +261,7 @@ def main(argv: list[str] | None = None) -> dict:
             k: {"batch": v["batch"], "decisions_per_s": v["decisions_per_s"]}
             for k, v in best.items()
         },
+        "numba_best_over_jax_best": ratio,
     }
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n")

@@ -170,10 +170,32 @@ def shuffle_order(sub: Array, m: Array, capacity: int) -> Array:
     """The permutation that shuffles the first ``m`` of ``capacity`` entries (the rest stay
     in place): a stable sort by ``bits(sub, (capacity,))``, padding sorted last."""
     bits = jax.random.bits(sub, (capacity,), jnp.uint32)
-    index = jnp.arange(capacity, dtype=I32)
-    keys = jnp.where(index < m, bits, _SORT_LAST)
-    _, order = lax.sort((keys, index), num_keys=1, is_stable=True)
-    return order
+    return stable_order(jnp.where(jnp.arange(capacity) < m, bits, _SORT_LAST), m)
+
+
+def stable_order(keys: Array, m: Array) -> Array:
+    """``argsort(keys, stable=True)`` of uint32 ``keys`` whose entries from ``m`` on are the
+    largest key (the padding).
+
+    Sorted as one 32-bit word per entry (the key's high bits, then the entry's index: XLA's
+    CPU sort of one operand is several times faster than of a key and its index), which is
+    the stable sort's order unless two of the ``m`` keys share their high bits: then (rarely,
+    and only for the games where it happens) the key and index are sorted as a pair."""
+    capacity = keys.shape[-1]
+    index = np.arange(capacity, dtype=np.int32)  # numpy: ``exact`` closes over it
+    shift = max(1, (capacity - 1).bit_length())
+    low = np.uint32((1 << shift) - 1)
+    words = lax.sort((keys & ~low) | index.astype(np.uint32))
+    # The first m words are the m keys' (a key's high bits never exceed the padding's).
+    high = words >> shift
+    tie = ((high[1:] == high[:-1]) & (index[:-1] < m - 1)).any()
+
+    def exact(x: tuple[Array, Array]) -> tuple[Array, Array]:
+        keys, _ = x
+        _, order = lax.sort((keys, jnp.asarray(index)), num_keys=1, is_stable=True)
+        return keys, order
+
+    return where_needed(tie, exact, (keys, (words & low).astype(I32)))[1]
 
 
 def first_player(sub: Array, n: int) -> Array:
@@ -530,19 +552,39 @@ def _next_turn_and_draw(g: Game) -> tuple[Game, Array]:
     return g, jnp.where(on3, k3, jnp.where(on2, k2, k1)).astype(I32)
 
 
-_CONTINUATIONS: tuple[Continuation, ...] = (
-    _answer_call,
-    _begin_turn,
-    lambda g: _play_held(g, True),
-    lambda g: _play_held(g, False),
-    _finish_round,
-    _draw_or_take,
-    _penalty,
-    _put,
-    _layout_complete,
-    _win_round,
-    _next_turn_and_draw,
-    _miss_call,
+def _then(g: Game, k: Array, code: int, continuation: Continuation) -> tuple[Game, Array]:
+    """``continuation`` where the game goes on to ``code``, else the game as it is; a card
+    discarded earlier in the same pass stays in ``pushed`` (at most one is discarded)."""
+    on = k == code
+    out, k_out = continuation(g)
+    out = out._replace(pushed=jnp.where(out.pushed >= 0, out.pushed, g.pushed))
+    return _pick(on, out, g), jnp.where(on, k_out, k).astype(I32)
+
+
+def _round_end(g: Game, k: Array) -> tuple[Game, Array]:
+    """From LAYOUT_COMPLETE, WIN_ROUND or FINISH_ROUND, the ones that follow in the same pass
+    (each computed once: the end of a round is one pass, not three)."""
+    g, k = _then(g, k, LAYOUT_COMPLETE, _layout_complete)
+    g, k = _then(g, k, WIN_ROUND, _win_round)
+    return _then(g, k, FINISH_ROUND, _finish_round)
+
+
+_CONTINUATIONS: tuple[Callable[[Game, Array], tuple[Game, Array]], ...] = (
+    lambda g, k: _answer_call(g),
+    lambda g, k: _begin_turn(g),
+    lambda g, k: _play_held(g, True),
+    lambda g, k: _play_held(g, False),
+    _round_end,
+    lambda g, k: _draw_or_take(g),
+    lambda g, k: _penalty(g),
+    lambda g, k: _put(g),
+    lambda g, k: _miss_call(g),
+    lambda g, k: _next_turn_and_draw(g),
+)
+# The branch of ``_CONTINUATIONS`` that runs each continuation code.
+_BRANCH = np.array(
+    [0, 1, 2, 3, 4, 5, 6, 7, 4, 4, 9, 8],  # by code: ANSWER_CALL ... MISS_CALL
+    np.int32,
 )
 
 # What the continuations change: everything but the piles, the key and the rules (so that the
@@ -554,9 +596,11 @@ _LIGHT = tuple(f for f in Game._fields if f not in _FIXED)
 _SMALL = tuple(f for f in Game._fields if f not in ("stock", "discard", *_RULES))
 
 
-def _light(continuation: Continuation) -> Callable[[Game], tuple[tuple, Array]]:
-    def run_light(g: Game) -> tuple[tuple, Array]:
-        out, k = continuation(g)
+def _light(
+    continuation: Callable[[Game, Array], tuple[Game, Array]],
+) -> Callable[[Game, Array], tuple[tuple, Array]]:
+    def run_light(g: Game, k: Array) -> tuple[tuple, Array]:
+        out, k = continuation(g, k)
         return tuple(getattr(out, f) for f in _LIGHT), k
 
     return run_light
@@ -568,7 +612,8 @@ _LIGHT_CONTINUATIONS = tuple(_light(c) for c in _CONTINUATIONS)
 def _pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
     """One continuation of the game (its light fields), then the card it discarded, if any."""
     g, k = carry
-    light, k = lax.switch(jnp.maximum(k, ANSWER_CALL), _LIGHT_CONTINUATIONS, g)
+    branch = jnp.asarray(_BRANCH)[jnp.maximum(k, ANSWER_CALL)]
+    light, k = lax.switch(branch, _LIGHT_CONTINUATIONS, g, k)
     return _write_pushed(g._replace(**dict(zip(_LIGHT, light, strict=True)))), k
 
 
@@ -610,13 +655,35 @@ def _heavy(g: Game) -> Game:
     return g._replace(heavy=_code(NO_WORK))
 
 
+def _start_turn(g: Game, k: Array) -> tuple[Game, Array]:
+    """BEGIN_TURN and DRAW_OR_TAKE where the game goes on to them and has no heavy work
+    flagged (after a new deal: the first turn's start and its draw, in the same pass)."""
+    g, k = _then(g, k, BEGIN_TURN, _begin_turn)
+    on = (k == DRAW_OR_TAKE) & (g.heavy == NO_WORK)
+    drawn, k_drawn = _draw_or_take(g)
+    return _pick(on, drawn, g), jnp.where(on, k_drawn, k).astype(I32)
+
+
+def _heavy_then_start(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+    """``_heavy``, then the turn it held up (``_start_turn``)."""
+    g, k = carry
+    return _start_turn(_heavy(g), k)
+
+
+def _is_common(g: Game, k: Array) -> Array:
+    """Whether ``_common_pass`` runs the game's next continuation."""
+    common = (k == PLAY_HELD) | (k == PLAY_HELD_NOSWAP) | (k == PUT) | (k == NEXT_TURN)
+    return common & (g.heavy == NO_WORK)
+
+
 def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
     """Follow continuations until the game stops at a decision (a call decision too unless
     ``answer_calls``) or ends. Under vmap a loop runs as many passes as the batch's longest
     chain, each pass every continuation, while most games need one to three passes of the
     ``_COMMON`` ones: the first ``FIRST_PASSES`` passes run those for the whole batch, the rest
-    (every continuation, the heavy work) for the games still going only (``where_needed``):
-    there an inner loop stops where a game flags heavy work, the outer one does it."""
+    for the games still going only (``where_needed``), in rounds of: the heavy work (and the
+    turn it held up) where flagged, common passes while any game has one to make, and one pass
+    of every continuation for the games whose next one is not common."""
 
     def going(g: Game, k: Array) -> Array:
         more = k != STOP
@@ -624,11 +691,11 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
             more = more | ((g.decision == CALL) & ~g.done)
         return more
 
-    def first(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+    def common_passes(carry: tuple[Game, Array], limit: int | None) -> tuple[Game, Array]:
         def more(c: tuple[Game, Array, Array]) -> Array:
             g, k, n = c
-            common = (k == PLAY_HELD) | (k == PLAY_HELD_NOSWAP) | (k == PUT) | (k == NEXT_TURN)
-            return going(g, k) & common & (g.heavy == NO_WORK) & (n < FIRST_PASSES)
+            more = going(g, k) & _is_common(g, k)
+            return more if limit is None else more & (n < limit)
 
         def one(c: tuple[Game, Array, Array]) -> tuple[Game, Array, Array]:
             return (*_common_pass((c[0], c[1])), c[2] + 1)
@@ -636,18 +703,19 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
         g, k, _ = lax.while_loop(more, one, (*carry, _code(0)))
         return _write_pushed(g), k
 
-    def inner(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-        return lax.while_loop(lambda c: going(*c) & (c[0].heavy == NO_WORK), _pass, carry)
-
-    def outer(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+    def round_of_rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         g, k = carry
-        return inner((where_needed(g.heavy != NO_WORK, _heavy, g), k))
+        g, k = where_needed(g.heavy != NO_WORK, _heavy_then_start, (g, k))
+        g, k = common_passes((g, k), None)
+        other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
+        passed, k_passed = _pass((g, k))
+        return _pick(other, passed, g), jnp.where(other, k_passed, k).astype(I32)
 
     def rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-        return lax.while_loop(lambda c: going(*c), outer, carry)
+        return lax.while_loop(lambda c: going(*c), round_of_rest, carry)
 
     rules = {f: getattr(g, f) for f in _RULES}
-    g, k = first((g, _code(k)))
+    g, k = common_passes((g, _code(k)), FIRST_PASSES)
     g, _ = where_needed(going(g, k), rest, (g, k))
     return g._replace(**rules)  # unchanged, and so known to be: selections of them cost nothing
 
@@ -713,12 +781,8 @@ def init(key: Array, arrays: RulesArrays, num_players: int, answer_calls: bool =
     """A new game dealt and played to its first decision. Every new game needs the deal and
     the first turn's start, so they run here for each game (not gathered by ``run``): only
     the games whose first draw goes on past the common continuations reach ``run``'s rest."""
-    g = _heavy(new_game(key, arrays, num_players))
-    g1, k1 = _begin_turn(g)
-    g2, k2 = _draw_or_take(g1)
-    on2 = (k1 == DRAW_OR_TAKE) & (g1.heavy == NO_WORK)
-    g = _pick(on2, g2, g1)
-    return run(g, jnp.where(on2, k2, k1).astype(I32), answer_calls)
+    g, k = _heavy_then_start((new_game(key, arrays, num_players), _code(BEGIN_TURN)))
+    return run(g, k, answer_calls)
 
 
 def is_legal(g: Game, action: Array) -> Array:
