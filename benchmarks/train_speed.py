@@ -1,11 +1,12 @@
 """How soon ``python train.py`` from scratch reaches greedy's level, in wall seconds, one run.
 
     python benchmarks/train_speed.py [--timesteps N] [--seed 0] [--eval-every N] [--full]
-                                     [--json benchmarks/train_speed.json]
+                                     [--json benchmarks/train_speed.json] [-- TRAIN_FLAGS...]
 
 Runs ``train.py --seed S --no-progress`` (every setting its default, the learning-rate schedule
 included: 256 batched envs, greedy opponents, the periodic evaluations on 200 duplicate deals;
-``--timesteps`` and ``--eval-every`` only if given) as a child process and stamps each line of
+``--timesteps`` and ``--eval-every`` only if given, and any flags after ``--``, passed to
+train.py as they are, to try a setting) as a child process and stamps each line of
 its output with the seconds since the child was started, so start-up (imports, the model's
 set-up, the first evaluation's kernels) is included. Greedy's level: the first periodic evaluation
 whose win rate against ``greedy`` is at least 0.5 (par for two players); issue 27's target is
@@ -81,8 +82,20 @@ def main(argv: list[str] | None = None) -> int:
         "--eval-every", type=int, default=None, help="train.py's --eval-every (its default)"
     )
     parser.add_argument("--full", action="store_true", help="run train.py to its end")
+    parser.add_argument(
+        "--until",
+        type=int,
+        default=None,
+        metavar="STEPS",
+        help="with --full: stop at the first evaluation at or past STEPS (the learning curve of "
+        "a run's start, the learning-rate schedule still the whole run's)",
+    )
     parser.add_argument("--json", type=Path, default=HERE / "train_speed.json")
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    own, extra = (
+        (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    )
+    args = parser.parse_args(own)
     if args.timesteps is not None and args.timesteps < 1:
         parser.error("--timesteps must be at least 1")
     load_before = os.getloadavg()[0]
@@ -90,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = [] if args.timesteps is None else ["--timesteps", str(args.timesteps)]
     if args.eval_every is not None:
         steps += ["--eval-every", str(args.eval_every)]
-    train_flags = [*steps, "--seed", str(args.seed), "--no-progress"]
+    train_flags = [*steps, "--seed", str(args.seed), "--no-progress", *extra]
     stopped = False
     with tempfile.TemporaryDirectory() as folder:
         command = [
@@ -110,10 +123,16 @@ def main(argv: list[str] | None = None) -> int:
             for line in child.stdout:
                 stamped.append((time.perf_counter() - start, line.rstrip("\n")))
                 print(f"{stamped[-1][0]:7.2f} s  {stamped[-1][1]}", flush=True)
-                if not args.full and parse(stamped[-1:])["greedy_level"] is not None:
+                latest = parse(stamped[-1:])
+                if not args.full and latest["greedy_level"] is not None:
                     child.terminate()  # the level is reached: the rest is not timed
                     stopped = True
                     break
+                if args.until is not None and latest["rows"]:
+                    if latest["rows"][0]["steps"] >= args.until:
+                        child.terminate()
+                        stopped = True
+                        break
         wall = time.perf_counter() - start
     if child.returncode != 0 and not stopped:
         raise SystemExit(f"train.py exited with {child.returncode}")
@@ -128,8 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{level['seconds']:.1f} s of wall (target {TARGET_SECONDS:.0f} s: {met})"
         )
     meta = {
-        "command": "python benchmarks/train_speed.py "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python benchmarks/train_speed.py " + " ".join(argv),
         "train_command": " ".join(["python train.py", *train_flags]),
         "stopped_at_level": stopped,
         "date": date,

@@ -139,7 +139,8 @@ def test_smoke_run_saves_a_model_that_reloads_and_plays_legal_moves(smoke_run):
 
 
 def _sb3_model_of_checkpoint(path: Path):
-    """A stable-baselines3 model of the default network with a checkpoint's weights."""
+    """A stable-baselines3 model of the default network, reading the checkpoint's features,
+    with its weights."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -151,7 +152,7 @@ def _sb3_model_of_checkpoint(path: Path):
         "MlpPolicy",
         TrashSoloEnv(episode="round"),
         device="cpu",
-        policy_kwargs=policy_kwargs(TrainConfig()),
+        policy_kwargs=policy_kwargs(TrainConfig(features=state["flags"]["features"])),
     )
     tensors = state["tensors"]
     policy = {k[7:]: torch.from_numpy(v) for k, v in tensors.items() if k.startswith("policy/")}
@@ -173,7 +174,7 @@ def test_numpy_actor_from_safetensors_matches_the_torch_policy(smoke_run):
         "value_hidden": [128, 128],
         "activation": "tanh",
         "actions": 13,
-        "features": "pairs",
+        "features": "fits",
     }
     for name, value in model.policy.state_dict().items():  # every tensor, bit for bit
         assert np.array_equal(tensors[name], value.numpy()), name
@@ -358,8 +359,8 @@ def test_resume_refuses_flags_that_would_change_the_weights(tiny_run, tmp_path, 
             "obs",
         ]
     )
-    assert code == 2  # the checkpoint's network reads the pairs features
-    assert "--features 'pairs' (given 'obs')" in capsys.readouterr().err
+    assert code == 2  # the checkpoint's network reads the fits features (2 players' default)
+    assert "--features 'fits' (given 'obs')" in capsys.readouterr().err
 
 
 def test_a_killed_run_leaves_the_previous_out_model_whole(tmp_path):
@@ -528,7 +529,7 @@ def test_vec_path_defaults_and_the_fallback_for_agents_the_batch_refuses(
     assert type(args.envs) is int and type(args.n_steps) is int  # plain ints in checkpoints
     assert args.batch_size == 1024 and type(args.batch_size) is int
     assert (args.imitate, args.shaping, args.opponents) == ("none", 0.0, ("greedy",))
-    assert args.features == "pairs" and args.timesteps == PER_PLAYERS[2]["timesteps"]
+    assert args.features == "fits" and args.timesteps == PER_PLAYERS[2]["timesteps"]
     args = _settled(["--vec", "dummy"], monkeypatch, tmp_path)
     assert (args.vec, args.envs, args.n_steps) == ("dummy", 4, 512)
     # The default minibatch is cut to one rollout when that is smaller.

@@ -116,6 +116,17 @@ def test_given_flags_win_over_the_table_and_a_checkpoints_flags_over_the_table(t
     assert (old.lr, old.lr_decay) == (0.125, 0.0)
 
 
+def test_two_players_read_fits_and_a_pairs_checkpoint_resumes_with_pairs(tmp_path):
+    out = tmp_path / "m.safetensors"
+    assert settle(TrainConfig(out=out)).features == "fits"
+    assert settle(TrainConfig(out=out, rules={"num_players": 3})).features == "pairs"
+    assert settle(TrainConfig(out=out, features="obs")).features == "obs"
+    # A 2-player checkpoint trained before ``fits`` was the default goes on with ``pairs``.
+    assert settle(TrainConfig(out=out), {"features": "pairs"}).features == "pairs"
+    with pytest.raises(ValueError, match="--features must be one of obs, pairs, fits, got 'x'"):
+        TrainConfig(out=out, features="x")
+
+
 def test_the_learning_rate_falls_linearly_by_the_decay_fraction():
     assert learning_rate(0.5, 0.0) == 0.5  # constant: a plain number for stable-baselines3
     rate = learning_rate(0.5, 0.75)
@@ -132,7 +143,8 @@ def test_the_docs_table_of_settings_per_player_count_is_the_configs():
     rows = [line for line in text.splitlines() if line.startswith("| ") and "| 1e-3 |" in line]
     shown = {}
     for line in rows:
-        counts, timesteps, lr, decay, ent, deals = (cell.strip() for cell in line.split("|")[1:7])
+        cells = (cell.strip() for cell in line.split("|")[1:8])
+        counts, timesteps, lr, decay, ent, deals, features = cells
         for count in counts.split(", "):
             shown[int(count)] = {
                 "timesteps": int(timesteps.replace(",", "")),
@@ -140,6 +152,7 @@ def test_the_docs_table_of_settings_per_player_count_is_the_configs():
                 "lr_decay": float(decay),
                 "ent_coef": float(ent),
                 "eval_deals": int(deals),
+                "features": features.strip("`"),
             }
     assert shown == PER_PLAYERS
 

@@ -161,13 +161,13 @@ def test_what_cannot_be_exported_is_a_clear_error(tmp_path, actor, kwargs, messa
 def test_train_saves_through_the_exporter_byte_for_byte_as_before(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from agents.training.config import TrainConfig
+    from agents.training.config import TrainConfig, settle
     from agents.training.run import policy_kwargs
 
     model = MaskablePPO(
         "MlpPolicy",
         TrashSoloEnv(),
-        policy_kwargs=policy_kwargs(TrainConfig()),
+        policy_kwargs=policy_kwargs(settle(TrainConfig(vec="dummy"))),
         seed=1,
         device="cpu",
     )

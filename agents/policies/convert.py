@@ -83,7 +83,7 @@ def features_of(policy: Any) -> str:
     if type(extractor) is FlattenExtractor:
         return "obs"
     if type(extractor) is torch_extractor():
-        return "pairs"
+        return str(extractor.features)
     raise ValueError(
         f"policy features extractor {type(extractor).__name__} cannot be saved: "
         f"train with one of the features {', '.join(FEATURES)}"

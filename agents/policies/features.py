@@ -12,6 +12,13 @@ information like the observation itself. The table is defined once, in :mod:`tra
 (the envs' ``observation="pairs"`` option appends the same entries); its two index tables
 serve NumPy (the agents' forward pass) and torch (training). The features hold no parameters:
 a model file records only their name (``network.features`` in the sidecar).
+
+``fits`` adds two entries to ``pairs``: "the discard top fits my layout" and "the card in hand
+fits my layout", exactly ``greedy``'s test (a natural card whose slot is face-down or holds a
+wild, or a wild card while a slot is face-down). Each is a sum of ``pairs`` entries (times "a
+slot is face-down" for the wild part), so a network could learn it; but summed over the ten
+ranks it is one input that every rank trains, and trained from scratch the network learns
+"take the discard when it fits" for the ranks it met less often only late (docs/training.md).
 """
 
 from __future__ import annotations
@@ -20,18 +27,27 @@ from typing import Any
 
 import numpy as np
 
-from trash_env.observation import players_of_observation
+from trash_env.cards import NUM_RANKS, NUM_SLOTS
+from trash_env.engine import DOWN, WILD_UP
+from trash_env.observation import SLOT_FEATURES, players_of_observation
 from trash_env.pairs import pair_indices
 
-FEATURES = ("obs", "pairs")  # obs: the observation alone (every model before ``pairs``)
+# obs: the observation alone (every model before ``pairs``); pairs; fits: pairs and two more
+FEATURES = ("obs", "pairs", "fits")
+FIT_FEATURES = 2  # the discard top fits, the card in hand fits
+
+# "face-down left" of the observer's own seat: the third entry after its slots (observation.py)
+_FACE_DOWN_LEFT = NUM_SLOTS * SLOT_FEATURES + 2
+_CARD_BLOCK = NUM_SLOTS * SLOT_FEATURES  # pairs entries per card (discard top, held card)
+_WILD_START = 2 * _CARD_BLOCK  # then "card x wild ranks", NUM_RANKS entries per card
 
 
 def extra_inputs(features: str, num_players: int) -> int:
     """How many inputs ``features`` adds to the observation."""
     if features == "obs":
         return 0
-    if features == "pairs":
-        return len(pair_indices(num_players)[0])
+    if features in ("pairs", "fits"):
+        return len(pair_indices(num_players)[0]) + (FIT_FEATURES if features == "fits" else 0)
     raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {features!r}")
 
 
@@ -43,38 +59,74 @@ def players_for(inputs: int) -> int:
     return players
 
 
-class PairFeatures:
-    """NumPy ``pairs`` features: the observation(s) with the products appended."""
+def fit_entries() -> tuple[np.ndarray, np.ndarray]:
+    """For the discard top (row 0) and the held card (row 1): the ``pairs`` entries "the card
+    has rank r and my slot r is face-down, or holds a wild" (``slots``, 20 a row) and "the card
+    is wild" (``wilds``, 14 a row). A card fits when one of its ``slots`` entries is 1, or one
+    of its ``wilds`` entries is 1 while a slot of mine is face-down."""
+    fitting = [
+        slot * SLOT_FEATURES + state for slot in range(NUM_SLOTS) for state in (DOWN, WILD_UP)
+    ]
+    slots = np.array([[card * _CARD_BLOCK + e for e in fitting] for card in (0, 1)], np.int64)
+    wilds = np.array(
+        [[_WILD_START + card * NUM_RANKS + rank for rank in range(NUM_RANKS)] for card in (0, 1)],
+        np.int64,
+    )
+    return slots, wilds
 
-    def __init__(self, num_players: int) -> None:
+
+class PairFeatures:
+    """NumPy ``pairs`` (or ``fits``) features: the observation(s) with the products appended
+    (and, with ``fits``, the two fit entries)."""
+
+    def __init__(self, num_players: int, fits: bool = False) -> None:
         self.left, self.right = pair_indices(num_players)
+        self.fits = fits
+        self.slots, self.wilds = fit_entries()
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        return np.concatenate([x, x[..., self.left] * x[..., self.right]], axis=-1)
+        pairs = x[..., self.left] * x[..., self.right]
+        if not self.fits:
+            return np.concatenate([x, pairs], axis=-1)
+        down = (x[..., _FACE_DOWN_LEFT] > 0)[..., None]
+        fit = pairs[..., self.slots].sum(-1) + pairs[..., self.wilds].sum(-1) * down
+        return np.concatenate([x, pairs, fit.astype(x.dtype)], axis=-1)
 
 
 def torch_extractor() -> type:
-    """stable-baselines3's features extractor computing ``pairs`` (built on first use, so
-    that this module imports without torch)."""
+    """stable-baselines3's features extractor computing ``pairs`` or ``fits`` (its
+    ``features`` argument; built on first use, so that this module imports without torch)."""
     global _TorchPairs
     if _TorchPairs is None:
         import torch
         from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
         class PairFeaturesExtractor(BaseFeaturesExtractor):
-            """The observation with the ``pairs`` products appended (no parameters)."""
+            """The observation with the ``pairs`` products appended, and with ``fits`` the
+            two fit entries (no parameters)."""
 
-            def __init__(self, observation_space: Any) -> None:
+            def __init__(self, observation_space: Any, features: str = "pairs") -> None:
+                if features not in ("pairs", "fits"):
+                    raise ValueError(f"features must be pairs or fits, got {features!r}")
                 inputs = int(observation_space.shape[0])
-                left, right = pair_indices(players_for(inputs))
-                super().__init__(observation_space, inputs + len(left))
+                players = players_for(inputs)
+                super().__init__(observation_space, inputs + extra_inputs(features, players))
+                self.features = features
+                left, right = pair_indices(players)
+                slots, wilds = fit_entries()
                 # not persistent: the state dict (and so a model file) holds no feature tables
-                self.register_buffer("left", torch.as_tensor(left), persistent=False)
-                self.register_buffer("right", torch.as_tensor(right), persistent=False)
+                for name, table in (("left", left), ("right", right), ("slots", slots)):
+                    self.register_buffer(name, torch.as_tensor(table), persistent=False)
+                self.register_buffer("wilds", torch.as_tensor(wilds), persistent=False)
 
             def forward(self, observations: Any) -> Any:
                 x = observations.float()
-                return torch.cat([x, x[:, self.left] * x[:, self.right]], dim=1)
+                pairs = x[:, self.left] * x[:, self.right]
+                if self.features == "pairs":
+                    return torch.cat([x, pairs], dim=1)
+                down = (x[:, _FACE_DOWN_LEFT] > 0).float()[:, None]
+                fit = pairs[:, self.slots].sum(-1) + pairs[:, self.wilds].sum(-1) * down
+                return torch.cat([x, pairs, fit], dim=1)
 
         PairFeaturesExtractor.__module__ = __name__
         PairFeaturesExtractor.__qualname__ = "PairFeaturesExtractor"

@@ -3,7 +3,7 @@
 A model is one ``.safetensors`` file (written by ``train.py``): the policy network's tensors
 plus, in the file's metadata, the JSON sidecar (network architecture and activation,
 observation version and size, number of players, rules, training figures). The network's
-input features (``network.features``: the observation alone, or ``pairs``;
+input features (``network.features``: the observation alone, ``pairs`` or ``fits``;
 agents/policies/features.py)
 hold no tensors and are rebuilt from their name. A copy of the sidecar is written beside it
 (same name, ``.json``) for people and tools to read; loading uses the copy inside the weights
@@ -534,8 +534,9 @@ def _load_model(path: Path) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
     network = sidecar["network"]
     activation = network["activation"]
     layers: list[tuple[str, Any]] = []
-    if network.get("features", "obs") == "pairs":
-        layers.append(("features", PairFeatures(int(sidecar["num_players"]))))
+    features = network.get("features", "obs")
+    if features != "obs":
+        layers.append(("features", PairFeatures(int(sidecar["num_players"]), features == "fits")))
     for i in range(len(network["hidden"])):
         prefix = f"mlp_extractor.policy_net.{2 * i}"
         layers.append(

@@ -35,7 +35,10 @@ def per_players(name: str) -> str:
     shown = []
     for count, row in PER_PLAYERS.items():
         value = row[name]
-        shown.append(f"{count}p {value:,}" if isinstance(value, int) else f"{count}p {value:g}")
+        if isinstance(value, str):
+            shown.append(f"{count}p {value}")
+        else:
+            shown.append(f"{count}p {value:,}" if isinstance(value, int) else f"{count}p {value:g}")
     return ", ".join(shown)
 
 
@@ -181,11 +184,13 @@ def build_parser() -> Parser:
     add(
         "--features",
         choices=FEATURE_CHOICES,
-        default="pairs",
+        default=None,
         help="the network's inputs: obs, the observation alone; pairs, the observation plus "
         "the products 'the card on offer has rank r and my slot r is in state s' and "
-        "'the card on offer is wild' (agents/policies/features.py; no parameters) "
-        "(default: pairs)",
+        "'the card on offer is wild'; fits, pairs plus 'the discard top fits my layout' and "
+        "'the card in hand fits my layout' (agents/policies/features.py; no parameters) "
+        "(default: the player count's, " + per_players("features") + "; on --resume, the "
+        "checkpoint's)",
     )
     add(
         "--lr",

@@ -28,7 +28,7 @@ MAX_ENVS = 256
 MAX_DEALS = 10**6
 MAX_SAMPLES = 10**7
 VEC_CHOICES = ("batched", "dummy", "subproc")
-FEATURE_CHOICES = ("obs", "pairs")
+FEATURE_CHOICES = ("obs", "pairs", "fits")
 # Per --vec path: (--envs, --n-steps) when not given. The batched env pays off with many envs
 # (docs/vector.md); the one-process paths keep the smaller rollouts.
 PATH_DEFAULTS = {"batched": (256, 16), "dummy": (4, 512), "subproc": (4, 512)}
@@ -44,17 +44,19 @@ DEFAULT_SHAPING_UNTIL = 0.25
 # on the result smaller, so a run needs more steps to reach greedy's level; the learning rate
 # falls linearly from ``lr`` by the fraction ``lr_decay`` so that the final policy does not
 # drift on the last updates' noise; a periodic evaluation plays each deal once per seat, so
-# ``eval_deals`` shrinks as the table grows to keep the curve's cost a small part of the run.
+# ``eval_deals`` shrinks as the table grows to keep the curve's cost a small part of the run;
+# two players read the ``fits`` features (greedy's level in a quarter of the steps), the larger
+# tables ``pairs``, the features their rows were measured with.
 # How each row was chosen, on held-back seeds: docs/training.md.
-_ROW = {"lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01}
+_ROW = {"lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01, "features": "pairs"}
 PER_PLAYERS: dict[int, dict[str, Any]] = {
-    2: {"timesteps": 4_000_000, **_ROW, "eval_deals": 200},
+    2: {"timesteps": 4_000_000, **_ROW, "eval_deals": 200, "features": "fits"},
     3: {"timesteps": 5_000_000, **_ROW, "eval_deals": 100},
     4: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
     5: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
     6: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
 }
-PER_PLAYERS_FIELDS = ("timesteps", "lr", "lr_decay", "ent_coef", "eval_deals")
+PER_PLAYERS_FIELDS = ("timesteps", "lr", "lr_decay", "ent_coef", "eval_deals", "features")
 
 INT_BOUNDS = {  # field -> (lowest, highest); None allowed where the field's default is None
     "timesteps": (1, MAX_TIMESTEPS),
@@ -186,7 +188,7 @@ class TrainConfig:
     shaping: float = DEFAULT_SHAPING
     shaping_until: float = DEFAULT_SHAPING_UNTIL
     net: str = "128,128"
-    features: str = "pairs"
+    features: str | None = None
     lr: float | None = None
     lr_decay: float | None = None
     n_steps: int | None = None
@@ -213,11 +215,12 @@ class TrainConfig:
             raise ValueError(f"--vec must be one of {', '.join(VEC_CHOICES)}, got {self.vec!r}")
         if self.vec is not None:
             fix(self, "vec", str(self.vec))
-        if str(self.features) not in FEATURE_CHOICES:
-            raise ValueError(
-                f"--features must be one of {', '.join(FEATURE_CHOICES)}, got {self.features!r}"
-            )
-        fix(self, "features", str(self.features))
+        if self.features is not None:
+            if str(self.features) not in FEATURE_CHOICES:
+                raise ValueError(
+                    f"--features must be one of {', '.join(FEATURE_CHOICES)}, got {self.features!r}"
+                )
+            fix(self, "features", str(self.features))
         for name in ("round_rewards", "progress"):
             value = getattr(self, name)
             if not (value is None and name == "round_rewards"):

@@ -26,12 +26,14 @@ from agents.training.schedules import learning_rate, shaping_at, shaping_end
 
 
 def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
-    """The policy network: the MLP of ``net`` over the inputs of ``features``."""
+    """The policy network: the MLP of ``net`` over the inputs of ``features`` (settled)."""
     kwargs: dict[str, Any] = {"net_arch": config.net_arch}
-    if config.features == "pairs":
+    features = decided(config.features, "features")
+    if features != "obs":
         from agents.policies.features import torch_extractor
 
         kwargs["features_extractor_class"] = torch_extractor()
+        kwargs["features_extractor_kwargs"] = {"features": features}
     return kwargs
 
 
