@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -83,7 +83,7 @@ def features_of(policy: Any) -> str:
     if type(extractor) is FlattenExtractor:
         return "obs"
     if type(extractor) is torch_extractor():
-        return str(extractor.features)
+        return str(cast(Any, extractor).features)  # the class is built at run time
     raise ValueError(
         f"policy features extractor {type(extractor).__name__} cannot be saved: "
         f"train with one of the features {', '.join(FEATURES)}"
