@@ -1,16 +1,17 @@
 """How soon ``python train.py`` from scratch reaches greedy's level, in wall seconds, one run.
 
     python benchmarks/train_speed.py [--timesteps N] [--seed 0] [--eval-every N] [--full]
-                                     [--json benchmarks/train_speed.json] [-- TRAIN_FLAGS...]
+                                     [--until STEPS] [--json benchmarks/train_speed.json]
+                                     [-- TRAIN_FLAGS...]
 
 Runs ``train.py --seed S --no-progress`` (every setting its default, the learning-rate schedule
 included: 256 batched envs, greedy opponents, the periodic evaluations on 200 duplicate deals;
 ``--timesteps`` and ``--eval-every`` only if given, and any flags after ``--``, passed to
-train.py as they are, to try a setting) as a child process and stamps each line of
-its output with the seconds since the child was started, so start-up (imports, the model's
-set-up, the first evaluation's kernels) is included. Greedy's level: the first periodic evaluation
-whose win rate against ``greedy`` is at least 0.5 (par for two players); issue 27's target is
-at most 15 s.
+train.py as they are, to try a setting or keep the model with ``--out``) as a child process
+and stamps each line of its output with the seconds since the child was started, so start-up
+(imports, the model's set-up, the first evaluation's kernels) is included. Greedy's level: the
+first periodic evaluation whose win rate against ``greedy`` is at least 0.5 (par for two
+players); issue 27's target is at most 15 s.
 The child is stopped there unless ``--full`` asks for the whole run (then the JSON also keeps
 the final figures, ``final: vs ...`` on 1,000 duplicate deals). The JSON keeps every
 evaluation row with its time and the load average before and after.
@@ -110,9 +111,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.executable,
             "-u",  # unbuffered: each line is stamped when train.py prints it
             str(ROOT / "train.py"),
-            *train_flags,
-            "--out",
+            *train_flags[: len(train_flags) - len(extra)],
+            "--out",  # a temporary model unless the flags after -- name one (the last wins)
             str(Path(folder) / "model.safetensors"),
+            *extra,
         ]
         stamped: list[tuple[float, str]] = []
         start = time.perf_counter()
