@@ -1,7 +1,8 @@
 """How soon ``python train.py`` from scratch reaches greedy's level, in wall seconds, one run.
 
     python benchmarks/train_speed.py [--timesteps N] [--seed 0] [--eval-every N] [--full]
-                                     [--until STEPS] [--json benchmarks/train_speed.json]
+                                     [--until STEPS] [--judge STEPS [--judge-deals 1000]
+                                     [--judge-seed N]] [--json benchmarks/train_speed.json]
                                      [-- TRAIN_FLAGS...]
 
 Runs ``train.py --seed S --no-progress`` (every setting its default, the learning-rate schedule
@@ -15,6 +16,17 @@ players); issue 27's target is at most 15 s.
 The child is stopped there unless ``--full`` asks for the whole run (then the JSON also keeps
 the final figures, ``final: vs ...`` on 1,000 duplicate deals). The JSON keeps every
 evaluation row with its time and the load average before and after.
+
+That first crossing is a noisy reading: a periodic evaluation plays 400 games (+-0.049), and a
+policy at greedy's level (0.5) shows 0.5 or more on about half of them. ``--judge STEPS`` takes
+the reading the project's learning targets use instead: train.py also writes a checkpoint
+every STEPS steps (``--checkpoint-every``, which changes nothing in the training), the child
+stops at the first evaluation row at or past STEPS (the run goes on with ``--full``), and the
+model of that checkpoint is judged on ``--judge-deals`` duplicate deals of a fresh evaluation
+seed (``--judge-seed``, else drawn and recorded) against ``greedy`` and ``random``: greedy's
+level when the 95% interval against ``greedy`` reaches 0.5 and the rate against ``random`` is at
+least 0.95. Pick STEPS at a periodic evaluation (126976 or 253952 with the default schedule)
+so that the row's time is the time at which train.py held that model.
 """
 
 from __future__ import annotations
@@ -24,11 +36,13 @@ import json
 import os
 import platform
 import re
+import secrets
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -75,6 +89,76 @@ def parse(stamped: list[tuple[float, str]]) -> dict:
     return {"rows": rows, "final": final, "greedy_level": level}
 
 
+def out_path(train_flags: list[str], folder: Path) -> Path:
+    """The model path train.py wrote to: the last ``--out`` of the flags, else the temporary
+    one in ``folder``."""
+    outs = [train_flags[i + 1] for i, flag in enumerate(train_flags[:-1]) if flag == "--out"]
+    return Path(outs[-1]) if outs else folder / "model.safetensors"
+
+
+def checkpoint_model(out: Path, steps: int) -> Path | None:
+    """The model file (with its sidecar written) of the first checkpoint at or past ``steps``
+    beside ``out``."""
+    folder = out.with_name(f"{out.stem}_checkpoints")
+    for model in sorted(folder.glob("step_*.safetensors")):
+        if int(model.stem.split("_")[1]) >= steps and model.with_suffix(".json").exists():
+            return model
+    return None
+
+
+def wait_for_checkpoint(out: Path, steps: int, child: subprocess.Popen) -> None:
+    """Until train.py has written the checkpoint of ``steps`` (it follows the evaluation row of
+    that step), or exited, or a minute passed."""
+    deadline = time.monotonic() + 60
+    while checkpoint_model(out, steps) is None and child.poll() is None:
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+
+
+def judge(out: Path, steps: int, stamped: list[tuple[float, str]], args: Any) -> dict:
+    """The model of the first checkpoint at or past ``steps`` beside ``out``, judged on fresh
+    duplicate deals against greedy and random, with the time of the evaluation row of its step
+    (module docstring)."""
+    from agents.training.eval_curve import evaluate_vs
+
+    model = checkpoint_model(out, steps)
+    if model is None:
+        raise SystemExit(f"--judge: train.py wrote no checkpoint at or past {steps:,} steps")
+    at = int(model.stem.split("_")[1])
+    row = next((r for r in parse(stamped)["rows"] if r["steps"] == at), None)
+    seed = args.judge_seed if args.judge_seed is not None else secrets.randbelow(2**31)
+    figures = {
+        opponent: evaluate_vs(str(model), opponent, args.judge_deals, seed)
+        for opponent in ("greedy", "random")
+    }
+    greedy, random = figures["greedy"], figures["random"]
+    level = greedy["ci95"][1] >= PAR and random["win_rate"] >= 0.95
+    seconds = None if row is None else row["seconds"]
+    in_time = seconds is not None and seconds <= TARGET_SECONDS
+    judged = {
+        "steps": at,
+        "seconds": seconds,
+        "deals": args.judge_deals,
+        "eval_seed": seed,
+        "vs_greedy": greedy["win_rate"],
+        "vs_greedy_ci95": [round(x, 4) for x in greedy["ci95"]],
+        "vs_random": random["win_rate"],
+        "vs_random_ci95": [round(x, 4) for x in random["ci95"]],
+        "greedy_level": level,
+        "met": level and in_time,
+    }
+    when = "no evaluation row at that step" if seconds is None else f"{seconds:.1f} s of wall"
+    print(
+        f"judged: the model of step {at:,} ({when}) on {args.judge_deals:,} duplicate deals of "
+        f"evaluation seed {seed}: vs greedy {greedy['win_rate']:.3f} [{greedy['ci95'][0]:.3f}, "
+        f"{greedy['ci95'][1]:.3f}], vs random {random['win_rate']:.3f}: greedy's level "
+        f"{'reached' if level else 'NOT reached'} (target {TARGET_SECONDS:.0f} s: "
+        f"{'met' if judged['met'] else 'NOT met'})"
+    )
+    return judged
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--timesteps", type=int, default=None, help="(train.py's default)")
@@ -91,6 +175,15 @@ def main(argv: list[str] | None = None) -> int:
         help="with --full: stop at the first evaluation at or past STEPS (the learning curve of "
         "a run's start, the learning-rate schedule still the whole run's)",
     )
+    parser.add_argument(
+        "--judge",
+        type=int,
+        default=None,
+        metavar="STEPS",
+        help="judge the model of step STEPS on fresh duplicate deals (module docstring)",
+    )
+    parser.add_argument("--judge-deals", type=int, default=1000, metavar="N")
+    parser.add_argument("--judge-seed", type=int, default=None, metavar="N")
     parser.add_argument("--json", type=Path, default=HERE / "train_speed.json")
     argv = sys.argv[1:] if argv is None else list(argv)
     own, extra = (
@@ -99,6 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(own)
     if args.timesteps is not None and args.timesteps < 1:
         parser.error("--timesteps must be at least 1")
+    if args.judge is not None and args.judge < 1:
+        parser.error("--judge must be at least 1 step")
+    if args.judge_deals < 1:
+        parser.error("--judge-deals must be at least 1")
+    judge_at = args.judge
+    if judge_at is not None:
+        extra = ["--checkpoint-every", str(judge_at), *extra]
     load_before = os.getloadavg()[0]
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     steps = [] if args.timesteps is None else ["--timesteps", str(args.timesteps)]
@@ -126,22 +226,33 @@ def main(argv: list[str] | None = None) -> int:
                 stamped.append((time.perf_counter() - start, line.rstrip("\n")))
                 print(f"{stamped[-1][0]:7.2f} s  {stamped[-1][1]}", flush=True)
                 latest = parse(stamped[-1:])
-                if not args.full and latest["greedy_level"] is not None:
-                    child.terminate()  # the level is reached: the rest is not timed
+                row = latest["rows"][0]["steps"] if latest["rows"] else -1
+                level_stop = judge_at is None and latest["greedy_level"] is not None
+                row_stop = (args.until is not None and row >= args.until) or (
+                    judge_at is not None and not args.full and row >= judge_at
+                )
+                if (not args.full and level_stop) or row_stop:
+                    if judge_at is not None:  # the checkpoint follows its row
+                        wait_for_checkpoint(out_path(extra, Path(folder)), row, child)
+                    child.terminate()  # what is measured is there: the rest is not timed
                     stopped = True
                     break
-                if args.until is not None and latest["rows"]:
-                    if latest["rows"][0]["steps"] >= args.until:
-                        child.terminate()
-                        stopped = True
-                        break
+            child.wait()
         wall = time.perf_counter() - start
-    if child.returncode != 0 and not stopped:
-        raise SystemExit(f"train.py exited with {child.returncode}")
+        if child.returncode != 0 and not stopped:
+            raise SystemExit(f"train.py exited with {child.returncode}")
+        judged = None
+        if judge_at is not None:
+            judged = judge(out_path(extra, Path(folder)), judge_at, stamped, args)
     figures = parse(stamped)
+    if judged is not None:
+        figures["judged"] = judged
     level = figures["greedy_level"]
     if level is None:
-        print("greedy's level: not reached")
+        print(
+            "greedy's level (an evaluation at 0.5 or more): not reached"
+            + (" before the stop" if stopped else "")
+        )
     else:
         met = "met" if level["seconds"] <= TARGET_SECONDS else "NOT met"
         print(
