@@ -5,13 +5,16 @@ extra).
     python examples/jax_ppo.py                                  # the default run
     python examples/jax_ppo.py --steps 100000 --eval-every 0    # a short look
 
-The settings are those of examples/cleanrl_ppo.py, which reach greedy's level in torch: 2-player
-whole games, the learner in a random seat of each game against ``greedy`` opponents (the JAX
-bot, choice for choice the Python one), ``pairs`` observations, 256 games x 16 decisions a
-rollout, 4 minibatches, 2 epochs, lr 1e-3 decayed linearly to 0, gamma 0.995, GAE lambda 0.95,
-entropy 0.01, separate actor and critic MLPs 128-128 tanh, orthogonal initialisation. Illegal
-actions get logit -1e9 (probability 0) in the rollout and in the loss. The reward is the
-learner's share of the game's zero-sum returns, paid at the game's end.
+The PPO settings are those of examples/cleanrl_ppo.py and train.py: 2-player whole games, the
+learner in a random seat of each game against ``greedy`` opponents (the JAX bot, choice for
+choice the Python one), 256 games x 16 decisions a rollout, 4 minibatches, 2 epochs, lr 1e-3
+decayed linearly to 0, gamma 0.995, GAE lambda 0.95, entropy 0.01, separate actor and critic
+MLPs 128-128 tanh, orthogonal initialisation. The network reads train.py's 2-player input, the
+``fits`` features (the ``pairs`` observation and the two entries "the discard top fits my
+layout", "the card in hand fits my layout", computed as agents/policies/features.py computes
+them), with which 500k decisions suffice (2M with ``pairs`` alone). Illegal actions get logit
+-1e9 (probability 0) in the rollout and in the loss. The reward is the learner's share of the
+game's zero-sum returns, paid at the game's end.
 
 Every rollout and update runs inside ``jax.jit``: a segment of updates is one loop (its length
 an argument: one compilation serves segments of every length) whose body steps all games (the
@@ -42,8 +45,8 @@ from agents.training.pipeline import (  # noqa: E402
 )
 
 NAME = "jax_ppo"
-TOTAL_STEPS = 2_000_000  # --steps: learner decisions of training
-EVAL_EVERY = 500_000
+TOTAL_STEPS = 500_000  # --steps: learner decisions of training
+EVAL_EVERY = 125_000
 NUM_ENVS = 256
 NUM_STEPS = 16
 LEARNING_RATE = 1e-3
@@ -77,12 +80,14 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
+from agents.policies.features import FIT_FEATURES, fit_columns, fit_entries  # noqa: E402
 from trash_env.jax_env import engine as E  # noqa: E402
 from trash_env.jax_env import make  # noqa: E402
 from trash_env.jax_env.batching import where_needed  # noqa: E402
 from trash_env.jax_env.bots import greedy_game  # noqa: E402
 from trash_env.jax_env.env import NEW_GAME_SHARE, observe_game  # noqa: E402
 from trash_env.jax_env.observe import action_mask  # noqa: E402
+from trash_env.pairs import PAIR_FEATURES  # noqa: E402
 
 # ---------------------------------------------------------------------- networks
 
@@ -158,9 +163,16 @@ def make_env_fns(rules: dict[str, Any]) -> tuple:
 
         return jax.lax.while_loop(lambda c: c[0].game.done, again, (deal(key), key))[0]
 
+    plain = env.observation_shape[0] - PAIR_FEATURES  # the plain observation's width
+    slots, wilds = (jnp.asarray(t) for t in fit_entries())
+
     def look(games: Games) -> tuple[jax.Array, jax.Array]:
+        """The network's input (the ``pairs`` observation and the two ``fits`` entries, as
+        agents/policies/features.py computes them) and the action mask."""
         g, me = games.game, games.learner
-        return observe_game(g, me, players, "pairs"), action_mask(g, me)
+        obs = observe_game(g, me, players, "pairs")
+        fit = fit_columns(obs, obs[plain:], slots, wilds).astype(obs.dtype)
+        return jnp.concatenate([obs, fit]), action_mask(g, me)
 
     def step(games: Games, action: jax.Array, key: jax.Array) -> tuple[Games, jax.Array, jax.Array]:
         g, _ = E.step(games.game, action, answer_calls=True)
@@ -274,13 +286,13 @@ def make_segment(rules: dict[str, Any], total_updates: int) -> Any:
         games = jax.vmap(reset)(jax.random.split(k_games, NUM_ENVS))
         return params, optimizer.init(params), games, key, jnp.int32(0)
 
-    return env, segment, partial(start, obs_width=env.observation_shape[0])
+    return env, segment, partial(start, obs_width=env.observation_shape[0] + FIT_FEATURES)
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     globals()["NUM_ENVS"] = args.envs
-    run = PipelineRun(args, NAME, "jax", features="pairs")
+    run = PipelineRun(args, NAME, "jax", features="fits")
     per_update = NUM_ENVS * NUM_STEPS
     total = max(1, -(-args.steps // per_update))
     every = total if args.eval_every == 0 else max(1, args.eval_every // per_update)

@@ -75,6 +75,14 @@ def fit_entries() -> tuple[np.ndarray, np.ndarray]:
     return slots, wilds
 
 
+def fit_columns(x: Any, pairs: Any, slots: Any, wilds: Any) -> Any:
+    """The two fit entries (last axis) of observations ``x`` whose ``pairs`` entries are
+    ``pairs``, with :func:`fit_entries`' tables: written once for NumPy, torch (the tables as
+    tensors) and JAX arrays alike."""
+    down = x[..., _FACE_DOWN_LEFT] > 0
+    return pairs[..., slots].sum(-1) + pairs[..., wilds].sum(-1) * down[..., None]
+
+
 class PairFeatures:
     """NumPy ``pairs`` (or ``fits``) features: the observation(s) with the products appended
     (and, with ``fits``, the two fit entries)."""
@@ -88,9 +96,8 @@ class PairFeatures:
         pairs = x[..., self.left] * x[..., self.right]
         if not self.fits:
             return np.concatenate([x, pairs], axis=-1)
-        down = (x[..., _FACE_DOWN_LEFT] > 0)[..., None]
-        fit = pairs[..., self.slots].sum(-1) + pairs[..., self.wilds].sum(-1) * down
-        return np.concatenate([x, pairs, fit.astype(x.dtype)], axis=-1)
+        fit = fit_columns(x, pairs, self.slots, self.wilds).astype(x.dtype)
+        return np.concatenate([x, pairs, fit], axis=-1)
 
 
 def torch_extractor() -> type:
@@ -124,8 +131,7 @@ def torch_extractor() -> type:
                 pairs = x[:, self.left] * x[:, self.right]
                 if self.features == "pairs":
                     return torch.cat([x, pairs], dim=1)
-                down = (x[:, _FACE_DOWN_LEFT] > 0).float()[:, None]
-                fit = pairs[:, self.slots].sum(-1) + pairs[:, self.wilds].sum(-1) * down
+                fit = fit_columns(x, pairs, self.slots, self.wilds)
                 return torch.cat([x, pairs, fit], dim=1)
 
         PairFeaturesExtractor.__module__ = __name__
