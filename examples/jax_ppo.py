@@ -295,7 +295,8 @@ def main(argv: list[str] | None = None) -> dict:
     run = PipelineRun(args, NAME, "jax", features="fits")
     per_update = NUM_ENVS * NUM_STEPS
     total = max(1, -(-args.steps // per_update))
-    every = total if args.eval_every == 0 else max(1, args.eval_every // per_update)
+    # segments end at or just past each --eval-every multiple, where the curve takes a point
+    every = total if args.eval_every == 0 else max(1, -(-args.eval_every // per_update))
     _, segment, start = make_segment(run.env_options, total)
     carry = start(jax.random.PRNGKey(args.seed))
     done = 0

@@ -48,7 +48,7 @@ def _run(script: str, *args: str, timeout: float = 900) -> dict:
     return json.loads(last)
 
 
-def _check_saved_model(out: dict, model: Path, rows: int) -> None:
+def _check_saved_model(out: dict, model: Path, rows: int, features: str = "pairs") -> None:
     """What every example leaves at ``--out``: the model file that loads and evaluates (in
     evaluate.py, as a user runs it), the log with ``rows`` rows (curve points and the final
     evaluation), the curve's PNG and the summary; and 0 illegal moves."""
@@ -58,7 +58,7 @@ def _check_saved_model(out: dict, model: Path, rows: int) -> None:
     assert model.is_file() and Path(out["model"]) == model
     assert out["vs_greedy"]["games"] == out["vs_random"]["games"] == 4  # 2 deals each
     assert 0 <= out["vs_random"]["win_rate"] <= 1
-    assert load_policy_agent(str(model)).sidecar["network"]["features"] == "pairs"
+    assert load_policy_agent(str(model)).sidecar["network"]["features"] == features
     log = model.with_name(f"{model.stem}_log.csv").read_text().splitlines()
     assert len(log) == 1 + rows, log
     assert model.with_name(f"{model.stem}_curve.png").stat().st_size > 1000
@@ -152,7 +152,38 @@ def test_jax_ppo(tmp_path):
     # two updates of 64 x 16 decisions (two segments of one compiled program), a curve point
     # after the first, then the final row
     assert out["steps"] == 2048 and out["library"] == "jax"
-    _check_saved_model(out, model, rows=2)
+    _check_saved_model(out, model, rows=2, features="fits")
+
+
+def test_jax_ppo_network_input_is_the_model_files_fits_input():
+    """What the JAX learner's network reads is what the exported model's NumPy forward pass
+    computes from the plain observation (``PairFeatures(fits=True)``), so the file plays as
+    trained."""
+    _needs("jax", "optax")
+    import jax
+    import numpy as np
+
+    from agents.policies.features import PairFeatures
+    from trash_env.jax_env.env import observe_game
+
+    spec = importlib.util.spec_from_file_location("jax_ppo", ROOT / "examples" / "jax_ppo.py")
+    assert spec is not None and spec.loader is not None
+    jax_ppo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(jax_ppo)
+    _, reset, step, look = jax_ppo.make_env_fns({"num_players": 2})
+    games = jax.vmap(reset)(jax.random.split(jax.random.PRNGKey(3), 64))
+    features = PairFeatures(2, fits=True)
+    fitted = 0.0
+    for i in range(40):
+        net_input, mask = jax.vmap(look)(games)
+        plain = jax.vmap(lambda g: observe_game(g.game, g.learner, 2, "plain"))(games)
+        expected = features(np.asarray(plain))
+        assert np.array_equal(np.asarray(net_input), expected)
+        fitted += float(expected[:, -2].sum())
+        action = np.argmax(np.asarray(mask), axis=1)  # the first legal action
+        keys = jax.random.split(jax.random.PRNGKey(100 + i), 64)
+        games, _, _ = jax.vmap(step)(games, action, keys)
+    assert fitted > 0  # offered cards that fit were met
 
 
 def test_rllib_ppo_vs_greedy(tmp_path):
