@@ -171,18 +171,21 @@ def test_jax_ppo_network_input_is_the_model_files_fits_input():
     jax_ppo = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(jax_ppo)
     _, reset, step, look = jax_ppo.make_env_fns({"num_players": 2})
-    games = jax.vmap(reset)(jax.random.split(jax.random.PRNGKey(3), 64))
+    # compiled as the example compiles them (not run op by op)
+    reset, step, look = (jax.jit(jax.vmap(f)) for f in (reset, step, look))
+    plain_of = jax.jit(jax.vmap(lambda g: observe_game(g.game, g.learner, 2, "plain")))
+    games = reset(jax.random.split(jax.random.PRNGKey(3), 64))
     features = PairFeatures(2, fits=True)
     fitted = 0.0
     for i in range(40):
-        net_input, mask = jax.vmap(look)(games)
-        plain = jax.vmap(lambda g: observe_game(g.game, g.learner, 2, "plain"))(games)
+        net_input, mask = look(games)
+        plain = plain_of(games)
         expected = features(np.asarray(plain))
         assert np.array_equal(np.asarray(net_input), expected)
         fitted += float(expected[:, -2].sum())
         action = np.argmax(np.asarray(mask), axis=1)  # the first legal action
         keys = jax.random.split(jax.random.PRNGKey(100 + i), 64)
-        games, _, _ = jax.vmap(step)(games, action, keys)
+        games, _, _ = step(games, action, keys)
     assert fitted > 0  # offered cards that fit were met
 
 
