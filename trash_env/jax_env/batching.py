@@ -53,15 +53,22 @@ def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T, share: int = _GATH
         )
         size = gather_size(axis_size, share)
 
-        def chunk(carry: tuple[T, jax.Array]) -> tuple[T, jax.Array]:
-            x, waiting = carry
-            (index,) = jnp.nonzero(waiting, size=size, fill_value=axis_size)
-            safe = jnp.minimum(index, axis_size - 1)
-            out = jax.vmap(fn)(jax.tree.map(lambda a: a[safe], x))
-            x = jax.tree.map(lambda a, o: a.at[index].set(o, mode="drop"), x, out)
-            return x, waiting.at[index].set(False, mode="drop")
+        def gathered(x: T) -> T:
+            # Every game that needs the work, listed once (then ``size`` fillers, so that
+            # each chunk's slice lies inside), and the chunks that hold them.
+            (listed,) = jnp.nonzero(pred, size=axis_size, fill_value=axis_size)
+            listed = jnp.concatenate([listed, jnp.full(size, axis_size, listed.dtype)])
+            chunks = (pred.sum() + size - 1) // size
 
-        out, _ = lax.while_loop(lambda c: c[1].any(), chunk, (x, pred))
+            def chunk(i: jax.Array, x: T) -> T:
+                index = lax.dynamic_slice(listed, (i * size,), (size,))
+                safe = jnp.minimum(index, axis_size - 1)
+                out = jax.vmap(fn)(jax.tree.map(lambda a: a[safe], x))
+                return jax.tree.map(lambda a, o: a.at[index].set(o, mode="drop"), x, out)
+
+            return lax.fori_loop(0, chunks, chunk, x)
+
+        out = lax.cond(pred.any(), gathered, lambda x: x, x)
         return out, jax.tree.map(lambda _: True, out)
 
     return apply(jnp.asarray(pred, jnp.bool_), x)
