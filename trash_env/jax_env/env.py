@@ -171,9 +171,11 @@ def step_state(
     penalty = jnp.where(jnp.arange(n) == state.current_player, -1.0, 1.0 / (n - 1))
     every = jnp.ones(NUM_ACTIONS, jnp.bool_)
     mask = jnp.where(moved.done, True, action_mask(moved, moved.current))
+    # Where the step does not play, ``moved`` is the game as it was: its player to act and
+    # observation are the state's (no selection of the observation needed).
     return State(
-        current_player=jnp.where(ok, moved.current, state.current_player).astype(jnp.int32),
-        observation=jnp.where(ok, observe_game(moved, moved.current, n, kind), state.observation),
+        current_player=moved.current.astype(jnp.int32),
+        observation=observe_game(moved, moved.current, n, kind),
         rewards=jnp.where(ok, paid, jnp.where(over, 0.0, penalty)).astype(jnp.float32),
         terminated=jnp.where(ok, moved.done & ~moved.truncated, state.terminated | ~over),
         truncated=jnp.where(ok, moved.truncated, state.truncated),
