@@ -21,6 +21,7 @@ import jax.numpy as jnp
 
 from trash_env.engine import NUM_ACTIONS
 from trash_env.jax_env import engine as E
+from trash_env.jax_env import threefry
 from trash_env.jax_env.batching import where_needed
 from trash_env.jax_env.observe import action_mask, observation, with_pairs
 from trash_env.pairs import check_observation, observation_width
@@ -206,7 +207,7 @@ def auto_reset(
             return c[0].terminated | c[0].truncated
 
         def again(c: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
-            key, sub = jax.random.split(c[1])
+            key, sub = threefry.split(c[1])
             return init_fn(sub), key
 
         return jax.lax.while_loop(over, again, (init_fn(key), key))[0]
@@ -219,7 +220,7 @@ def auto_reset(
         return fresh, key
 
     def wrapped(state: State, action: jax.Array, key: jax.Array) -> State:
-        key1, key2 = jax.random.split(key)
+        key1, key2 = threefry.split(key)
         over = state.terminated | state.truncated
         state = state.replace(
             terminated=state.terminated & ~over,
