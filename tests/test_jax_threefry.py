@@ -26,3 +26,12 @@ def test_written_out_threefry_draws_as_jax_random() -> None:
     typed = jax.random.key(5)
     ours = jax.random.key_data(threefry.split(typed)[1])
     np.testing.assert_array_equal(ours, jax.random.key_data(jax.random.split(typed)[1]))
+
+
+def test_other_key_settings_draw_through_jax_random() -> None:
+    key = jax.random.PRNGKey(7)
+    with jax.threefry_partitionable(False):  # jax's older split and bits
+        np.testing.assert_array_equal(
+            threefry.bits(key, 108), jax.random.bits(key, (108,), jnp.uint32)
+        )
+        np.testing.assert_array_equal(threefry.split(key)[1], jax.random.split(key)[1])
