@@ -26,16 +26,22 @@ _MIN_GATHER = 32
 _GATHER_SHARE = 128
 
 
-def gather_size(batch: int, share: int = _GATHER_SHARE) -> int:
+def gather_size(batch: int, share: int = _GATHER_SHARE, least: int = _MIN_GATHER) -> int:
     """The games of a gathered chunk in a batch of ``batch``: ``batch // share``, at least
-    ``_MIN_GATHER``, at most ``batch``."""
-    return min(batch, max(_MIN_GATHER, batch // share))
+    ``least``, at most ``batch``."""
+    return min(batch, max(least, batch // share))
 
 
-def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T, share: int = _GATHER_SHARE) -> T:
+def where_needed(
+    pred: jax.Array,
+    fn: Callable[[T], T],
+    x: T,
+    share: int = _GATHER_SHARE,
+    least: int = _MIN_GATHER,
+) -> T:
     """``fn(x)`` if ``pred`` else ``x`` (``fn`` keeps ``x``'s structure, shapes and dtypes);
     under ``jax.vmap``, ``fn`` runs only for the games whose ``pred`` holds, as said above,
-    in chunks of ``gather_size(batch, share)`` games (one compilation of ``fn``)."""
+    in chunks of ``gather_size(batch, share, least)`` games (one compilation of ``fn``)."""
 
     @custom_vmap
     def apply(pred: jax.Array, x: T) -> T:
@@ -51,7 +57,7 @@ def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T, share: int = _GATH
             x,
             x_batched,
         )
-        size = gather_size(axis_size, share)
+        size = gather_size(axis_size, share, least)
 
         def gathered(x: T) -> T:
             # Every game that needs the work, listed once (then ``size`` fillers, so that

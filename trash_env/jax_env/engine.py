@@ -79,6 +79,9 @@ STOP = -1
 # Passes of the continuations that ``run`` makes for the whole batch before it gathers the
 # games still going (most stop within three).
 FIRST_PASSES = 4
+# Inside a gathered chunk of those games, the heavy work is gathered again, in quarters of the
+# chunk (at least 8 games): a new round's shuffle and deal for the games that need it only.
+HEAVY_SHARE, HEAVY_LEAST = 4, 8
 # The heavy work a game flags for between passes (``Game.heavy``).
 NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
 
@@ -706,7 +709,8 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
 
     def round_of_rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         g, k = carry
-        g, k = where_needed(g.heavy != NO_WORK, _heavy_then_start, (g, k))
+        heavy = g.heavy != NO_WORK
+        g, k = where_needed(heavy, _heavy_then_start, (g, k), HEAVY_SHARE, HEAVY_LEAST)
         g, k = common_passes((g, k), None)
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
         passed, k_passed = _pass((g, k))
