@@ -8,14 +8,15 @@ Every row is decisions per second *with observations*: random legal actions, eac
 computing the observation of the player to act, finished games re-dealt in the step.
 
 - ``jax``: ``jax.vmap`` of ``auto_reset(env.step, env.init)`` (standard rules, plain
-  observation) with ``bots.random_action``, ``--chunk`` steps per compiled ``lax.scan``;
+  observation), a uniform random legal action per game, ``--chunk`` steps per compiled
+  ``lax.scan``;
 - ``jax/N`` (``--cpu-devices N``): the same scan with the batch split between N CPU devices
   (``jax_num_cpu_devices``, set by this script, never by the library), one thread each, as
   the numba kernels use every core;
 - ``numba``: a ``VectorGame`` of the same batch: ``batch_random_actions``, ``step(...,
   autoreset=True)`` and ``observations()`` per step (not compiled together: three calls);
-- ``pgx:<id>``: the same scan over ``pgx.make(id)`` with Pgx's ``auto_reset`` and
-  ``act_randomly``, where Pgx is installed.
+- ``pgx:<id>``: the same scan over ``pgx.make(id)`` with Pgx's ``auto_reset`` and the same
+  random action draw, where Pgx is installed.
 
 Compilation is timed apart (``compile_s``: the first call of each compiled scan) and left out
 of the rates; ``cpu_per_wall`` is the CPU seconds the process used per second measured (how
@@ -81,8 +82,12 @@ def scan_runner(
 
 
 def _uniform(key: jax.Array, mask: jax.Array) -> jax.Array:
-    logits = jnp.where(mask, 0.0, -jnp.inf)
-    return jax.random.categorical(key, logits, axis=-1)
+    """A uniform legal action per game from one random integer each: the ``r``-th legal one
+    (``jax.random.categorical`` over the mask draws a float per action, a tenth of the
+    step at batch 65,536: the measure is of the engine, not of the action draw)."""
+    count = mask.sum(axis=-1)
+    r = jax.random.randint(key, count.shape, 0, jnp.maximum(count, 1))
+    return jnp.argmax(jnp.cumsum(mask, axis=-1) > r[..., None], axis=-1)
 
 
 Window = Callable[[float], float]

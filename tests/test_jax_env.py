@@ -146,8 +146,13 @@ def test_illegal_action_ends_the_game_with_the_offenders_loss() -> None:
     expected[actor] = -1.0
     np.testing.assert_array_equal(after.rewards, expected)
     assert bool(after.legal_action_mask.all())
+    # The game is not played on: the player to act and the observation stay the state's.
+    assert int(after.current_player) == actor
+    np.testing.assert_array_equal(after.observation, state.observation)
     again = step(after, 0)
     assert bool(again.terminated) and not np.asarray(again.rewards).any()
+    assert int(again.current_player) == actor
+    np.testing.assert_array_equal(again.observation, state.observation)
     # Out-of-range actions are illegal too.
     assert bool(step(state, NUM_ACTIONS).terminated)
     assert bool(step(state, -1).terminated)

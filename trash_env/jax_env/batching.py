@@ -26,16 +26,22 @@ _MIN_GATHER = 32
 _GATHER_SHARE = 128
 
 
-def gather_size(batch: int, share: int = _GATHER_SHARE) -> int:
+def gather_size(batch: int, share: int = _GATHER_SHARE, least: int = _MIN_GATHER) -> int:
     """The games of a gathered chunk in a batch of ``batch``: ``batch // share``, at least
-    ``_MIN_GATHER``, at most ``batch``."""
-    return min(batch, max(_MIN_GATHER, batch // share))
+    ``least``, at most ``batch``."""
+    return min(batch, max(least, batch // share))
 
 
-def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T, share: int = _GATHER_SHARE) -> T:
+def where_needed(
+    pred: jax.Array,
+    fn: Callable[[T], T],
+    x: T,
+    share: int = _GATHER_SHARE,
+    least: int = _MIN_GATHER,
+) -> T:
     """``fn(x)`` if ``pred`` else ``x`` (``fn`` keeps ``x``'s structure, shapes and dtypes);
     under ``jax.vmap``, ``fn`` runs only for the games whose ``pred`` holds, as said above,
-    in chunks of ``gather_size(batch, share)`` games (one compilation of ``fn``)."""
+    in chunks of ``gather_size(batch, share, least)`` games (one compilation of ``fn``)."""
 
     @custom_vmap
     def apply(pred: jax.Array, x: T) -> T:
@@ -51,17 +57,24 @@ def where_needed(pred: jax.Array, fn: Callable[[T], T], x: T, share: int = _GATH
             x,
             x_batched,
         )
-        size = gather_size(axis_size, share)
+        size = gather_size(axis_size, share, least)
 
-        def chunk(carry: tuple[T, jax.Array]) -> tuple[T, jax.Array]:
-            x, waiting = carry
-            (index,) = jnp.nonzero(waiting, size=size, fill_value=axis_size)
-            safe = jnp.minimum(index, axis_size - 1)
-            out = jax.vmap(fn)(jax.tree.map(lambda a: a[safe], x))
-            x = jax.tree.map(lambda a, o: a.at[index].set(o, mode="drop"), x, out)
-            return x, waiting.at[index].set(False, mode="drop")
+        def gathered(x: T) -> T:
+            # Every game that needs the work, listed once (then ``size`` fillers, so that
+            # each chunk's slice lies inside), and the chunks that hold them.
+            (listed,) = jnp.nonzero(pred, size=axis_size, fill_value=axis_size)
+            listed = jnp.concatenate([listed, jnp.full(size, axis_size, listed.dtype)])
+            chunks = (pred.sum() + size - 1) // size
 
-        out, _ = lax.while_loop(lambda c: c[1].any(), chunk, (x, pred))
+            def chunk(i: jax.Array, x: T) -> T:
+                index = lax.dynamic_slice(listed, (i * size,), (size,))
+                safe = jnp.minimum(index, axis_size - 1)
+                out = jax.vmap(fn)(jax.tree.map(lambda a: a[safe], x))
+                return jax.tree.map(lambda a, o: a.at[index].set(o, mode="drop"), x, out)
+
+            return lax.fori_loop(0, chunks, chunk, x)
+
+        out = lax.cond(pred.any(), gathered, lambda x: x, x)
         return out, jax.tree.map(lambda _: True, out)
 
     return apply(jnp.asarray(pred, jnp.bool_), x)

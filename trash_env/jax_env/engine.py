@@ -63,6 +63,7 @@ from trash_env.engine import (
     WILD_UP,
     Decision,
 )
+from trash_env.jax_env import threefry
 from trash_env.jax_env.batching import where_needed
 from trash_env.rules import Rules
 
@@ -78,6 +79,9 @@ STOP = -1
 # Passes of the continuations that ``run`` makes for the whole batch before it gathers the
 # games still going (most stop within three).
 FIRST_PASSES = 4
+# Inside a gathered chunk of those games, the heavy work is gathered again, in quarters of the
+# chunk (at least 8 games): a new round's shuffle and deal for the games that need it only.
+HEAVY_SHARE, HEAVY_LEAST = 4, 8
 # The heavy work a game flags for between passes (``Game.heavy``).
 NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
 
@@ -169,7 +173,7 @@ def rules_arrays(rules: Rules) -> RulesArrays:
 def shuffle_order(sub: Array, m: Array, capacity: int) -> Array:
     """The permutation that shuffles the first ``m`` of ``capacity`` entries (the rest stay
     in place): a stable sort by ``bits(sub, (capacity,))``, padding sorted last."""
-    bits = jax.random.bits(sub, (capacity,), jnp.uint32)
+    bits = threefry.bits(sub, capacity)
     return stable_order(jnp.where(jnp.arange(capacity) < m, bits, _SORT_LAST), m)
 
 
@@ -205,7 +209,7 @@ def first_player(sub: Array, n: int) -> Array:
 def _apply_shuffle(g: Game) -> Game:
     """Shuffle the ``shuffle_count`` staged cards at the bottom of the stock, if any."""
     m = g.shuffle_count
-    key, sub = jax.random.split(g.key)
+    key, sub = threefry.split(g.key)
     order = shuffle_order(sub, m, g.stock.shape[0])
     shuffled = g._replace(stock=g.stock[order], key=key, shuffle_count=jnp.zeros_like(m))
     return lax.cond(m > 0, lambda: shuffled, lambda: g)
@@ -705,7 +709,8 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
 
     def round_of_rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         g, k = carry
-        g, k = where_needed(g.heavy != NO_WORK, _heavy_then_start, (g, k))
+        heavy = g.heavy != NO_WORK
+        g, k = where_needed(heavy, _heavy_then_start, (g, k), HEAVY_SHARE, HEAVY_LEAST)
         g, k = common_passes((g, k), None)
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
         passed, k_passed = _pass((g, k))
@@ -726,7 +731,7 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
 def new_game(key: Array, arrays: RulesArrays, num_players: int) -> Game:
     """``Game(rules)`` from ``key``: the first player, then the first deal."""
     n = num_players
-    key, sub = jax.random.split(key)
+    key, sub = threefry.split(key)
     capacity = arrays.deck.shape[0]
     zeros_n = jnp.zeros(n, I32)
     false_n = jnp.zeros(n, jnp.bool_)

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 
 from trash_env.engine import NUM_ACTIONS
 from trash_env.jax_env import engine as E
+from trash_env.jax_env import threefry
 from trash_env.jax_env.batching import where_needed
 from trash_env.jax_env.observe import action_mask, observation, with_pairs
 from trash_env.pairs import check_observation, observation_width
@@ -171,9 +172,11 @@ def step_state(
     penalty = jnp.where(jnp.arange(n) == state.current_player, -1.0, 1.0 / (n - 1))
     every = jnp.ones(NUM_ACTIONS, jnp.bool_)
     mask = jnp.where(moved.done, True, action_mask(moved, moved.current))
+    # Where the step does not play, ``moved`` is the game as it was: its player to act and
+    # observation are the state's (no selection of the observation needed).
     return State(
-        current_player=jnp.where(ok, moved.current, state.current_player).astype(jnp.int32),
-        observation=jnp.where(ok, observe_game(moved, moved.current, n, kind), state.observation),
+        current_player=moved.current.astype(jnp.int32),
+        observation=observe_game(moved, moved.current, n, kind),
         rewards=jnp.where(ok, paid, jnp.where(over, 0.0, penalty)).astype(jnp.float32),
         terminated=jnp.where(ok, moved.done & ~moved.truncated, state.terminated | ~over),
         truncated=jnp.where(ok, moved.truncated, state.truncated),
@@ -204,7 +207,7 @@ def auto_reset(
             return c[0].terminated | c[0].truncated
 
         def again(c: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
-            key, sub = jax.random.split(c[1])
+            key, sub = threefry.split(c[1])
             return init_fn(sub), key
 
         return jax.lax.while_loop(over, again, (init_fn(key), key))[0]
@@ -217,7 +220,7 @@ def auto_reset(
         return fresh, key
 
     def wrapped(state: State, action: jax.Array, key: jax.Array) -> State:
-        key1, key2 = jax.random.split(key)
+        key1, key2 = threefry.split(key)
         over = state.terminated | state.truncated
         state = state.replace(
             terminated=state.terminated & ~over,
