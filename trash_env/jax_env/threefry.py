@@ -4,7 +4,7 @@ same values, with the Threefry-2x32 hash written out round by round.
 On the CPU, jax lowers its Threefry hash as a loop of five iterations (to keep compilation
 short); inside the engine's batched loops each call is then a loop of its own, which XLA
 cannot fuse with the work around it. Written out, the hash is one fusion. The values are
-``jax.random``'s (tested: tests/test_jax_batching.py), under jax's default key handling
+``jax.random``'s (tested: tests/test_jax_threefry.py), under jax's default key handling
 (``jax_threefry_partitionable``, the ``threefry2x32`` implementation); under any other
 setting these functions call ``jax.random`` itself.
 """
