@@ -122,9 +122,9 @@ def torch_extractor() -> type:
                 left, right = pair_indices(players)
                 slots, wilds = fit_entries()
                 # not persistent: the state dict (and so a model file) holds no feature tables
-                for name, table in (("left", left), ("right", right), ("slots", slots)):
+                tables = {"left": left, "right": right, "slots": slots, "wilds": wilds}
+                for name, table in tables.items():
                     self.register_buffer(name, torch.as_tensor(table), persistent=False)
-                self.register_buffer("wilds", torch.as_tensor(wilds), persistent=False)
 
             def forward(self, observations: Any) -> Any:
                 x = observations.float()
