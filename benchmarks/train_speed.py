@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if (not args.full and level_stop) or row_stop:
                     if judge_at is not None:  # the checkpoint follows its row
-                        wait_for_checkpoint(out_path(extra, Path(folder)), row, child)
+                        wait_for_checkpoint(out_path(extra, Path(folder)), judge_at, child)
                     child.terminate()  # what is measured is there: the rest is not timed
                     stopped = True
                     break
