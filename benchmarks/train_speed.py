@@ -116,17 +116,17 @@ def wait_for_checkpoint(out: Path, steps: int, child: subprocess.Popen) -> None:
         time.sleep(0.05)
 
 
-def judge(out: Path, steps: int, stamped: list[tuple[float, str]], args: Any) -> dict:
+def judge(out: Path, steps: int, rows: list[dict], args: Any) -> dict:
     """The model of the first checkpoint at or past ``steps`` beside ``out``, judged on fresh
-    duplicate deals against greedy and random, with the time of the evaluation row of its step
-    (module docstring)."""
+    duplicate deals against greedy and random, with the time of its step's row among the
+    evaluation ``rows`` (module docstring)."""
     from agents.training.eval_curve import evaluate_vs
 
     model = checkpoint_model(out, steps)
     if model is None:
         raise SystemExit(f"--judge: train.py wrote no checkpoint at or past {steps:,} steps")
     at = int(model.stem.split("_")[1])
-    row = next((r for r in parse(stamped)["rows"] if r["steps"] == at), None)
+    row = next((r for r in rows if r["steps"] == at), None)
     seed = args.judge_seed if args.judge_seed is not None else secrets.randbelow(2**31)
     figures = {
         opponent: evaluate_vs(str(model), opponent, args.judge_deals, seed)
@@ -204,14 +204,16 @@ def main(argv: list[str] | None = None) -> int:
     steps = [] if args.timesteps is None else ["--timesteps", str(args.timesteps)]
     if args.eval_every is not None:
         steps += ["--eval-every", str(args.eval_every)]
-    train_flags = [*steps, "--seed", str(args.seed), "--no-progress", *extra]
+    own_flags = [*steps, "--seed", str(args.seed), "--no-progress"]
+    train_flags = [*own_flags, *extra]
     stopped = False
     with tempfile.TemporaryDirectory() as folder:
+        out = out_path(extra, Path(folder))
         command = [
             sys.executable,
             "-u",  # unbuffered: each line is stamped when train.py prints it
             str(ROOT / "train.py"),
-            *train_flags[: len(train_flags) - len(extra)],
+            *own_flags,
             "--out",  # a temporary model unless the flags after -- name one (the last wins)
             str(Path(folder) / "model.safetensors"),
             *extra,
@@ -233,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if (not args.full and level_stop) or row_stop:
                     if judge_at is not None:  # the checkpoint follows its row
-                        wait_for_checkpoint(out_path(extra, Path(folder)), judge_at, child)
+                        wait_for_checkpoint(out, judge_at, child)
                     child.terminate()  # what is measured is there: the rest is not timed
                     stopped = True
                     break
@@ -241,12 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter() - start
         if child.returncode != 0 and not stopped:
             raise SystemExit(f"train.py exited with {child.returncode}")
-        judged = None
+        figures = parse(stamped)
         if judge_at is not None:
-            judged = judge(out_path(extra, Path(folder)), judge_at, stamped, args)
-    figures = parse(stamped)
-    if judged is not None:
-        figures["judged"] = judged
+            figures["judged"] = judge(out, judge_at, figures["rows"], args)
     level = figures["greedy_level"]
     if level is None:
         print(

@@ -36,9 +36,12 @@ def per_players(name: str) -> str:
     for count, row in PER_PLAYERS.items():
         value = row[name]
         if isinstance(value, str):
-            shown.append(f"{count}p {value}")
+            text = value
+        elif isinstance(value, int):
+            text = f"{value:,}"
         else:
-            shown.append(f"{count}p {value:,}" if isinstance(value, int) else f"{count}p {value:g}")
+            text = f"{value:g}"
+        shown.append(f"{count}p {text}")
     return ", ".join(shown)
 
 

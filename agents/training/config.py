@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from agents.policies.features import FEATURES
+
 T = TypeVar("T")
 
 DEFAULT_OUT = Path("runs/default/model.safetensors")
@@ -28,7 +30,7 @@ MAX_ENVS = 256
 MAX_DEALS = 10**6
 MAX_SAMPLES = 10**7
 VEC_CHOICES = ("batched", "dummy", "subproc")
-FEATURE_CHOICES = ("obs", "pairs", "fits")
+FEATURE_CHOICES = FEATURES  # named once, in agents/policies/features.py
 # Per --vec path: (--envs, --n-steps) when not given. The batched env pays off with many envs
 # (docs/vector.md); the one-process paths keep the smaller rollouts.
 PATH_DEFAULTS = {"batched": (256, 16), "dummy": (4, 512), "subproc": (4, 512)}
