@@ -40,6 +40,10 @@ def test_a_discard_that_fits_an_open_slot_lights_its_feature():
     assert mine[40:].sum() == 0.0  # no card in hand, a 5 is not wild
     theirs = PairFeatures(2)(encode_observation(g, 0))[observation_size(2) :]
     assert theirs[slot5 + NATURAL] == 1.0 and theirs[slot5 + DOWN] == 0.0  # slot 5 is done
+    # fits: the offered 5 fits player 1's layout, not player 0's; nobody holds a card
+    fits_1 = PairFeatures(2, fits=True)(encode_observation(g, 1))[-FIT_FEATURES:]
+    fits_0 = PairFeatures(2, fits=True)(encode_observation(g, 0))[-FIT_FEATURES:]
+    assert fits_1.tolist() == [1.0, 0.0] and fits_0.tolist() == [0.0, 0.0]
 
 
 @pytest.mark.parametrize("features", ["pairs", "fits"])
