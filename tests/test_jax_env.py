@@ -180,9 +180,30 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_step() -> None:
     while bool(state.terminated):  # this start can end before a decision: deal again
         key, sub = jax.random.split(key)
         state = env.init(sub)
+    plain_step, init = jax.jit(env.step), jax.jit(env.init)
     for _ in range(300):
         key, k1, k2 = jax.random.split(key, 3)
-        state = step(state, B.random_action(k1, state), k2)
+        action = B.random_action(k1, state)
+        before, state = state, step(state, action, k2)
+        # Pgx's keys: the step draws from split(k2)[0], a new game from split(k2)[1] (dealt
+        # again from further splits while it ends before a decision). A state that ended
+        # holds the new game already: its step plays that game.
+        k_step, k_new = jax.random.split(k2)
+        before = before.replace(
+            terminated=jnp.bool_(False), truncated=jnp.bool_(False), rewards=0 * before.rewards
+        )
+        expected = plain_step(before, action, k_step)
+        if bool(expected.terminated | expected.truncated):
+            fresh = init(k_new)
+            while bool(fresh.terminated | fresh.truncated):
+                k_new, sub = jax.random.split(k_new)
+                fresh = init(sub)
+            expected = fresh.replace(
+                terminated=expected.terminated,
+                truncated=expected.truncated,
+                rewards=expected.rewards,
+            )
+        jax.tree.map(np.testing.assert_array_equal, state, expected)
         if bool(state.terminated):
             ends += 1
             assert float(jnp.abs(state.rewards).sum()) > 0

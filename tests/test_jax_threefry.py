@@ -28,6 +28,25 @@ def test_written_out_threefry_draws_as_jax_random() -> None:
     np.testing.assert_array_equal(ours, jax.random.key_data(jax.random.split(typed)[1]))
 
 
+def test_split_n_and_split_at_are_jax_random_split() -> None:
+    keys = jax.random.split(jax.random.PRNGKey(2027), 257)
+    for n in (1, 2, 3, 4096):
+        ours = jax.jit(jax.vmap(lambda k, n=n: threefry.split_n(k, n)))(keys)
+        np.testing.assert_array_equal(ours, jax.vmap(lambda k, n=n: jax.random.split(k, n))(keys))
+    expected = jax.vmap(jax.random.split)(keys)
+    for i in (0, 1):
+        ours = jax.jit(jax.vmap(lambda k, i=i: threefry.split_at(k, i)))(keys)
+        np.testing.assert_array_equal(ours, expected[:, i])
+    typed = jax.random.key(5)
+    for i in (0, 1):
+        ours = jax.random.key_data(threefry.split_at(typed, i))
+        np.testing.assert_array_equal(ours, jax.random.key_data(jax.random.split(typed)[i]))
+    np.testing.assert_array_equal(
+        jax.random.key_data(threefry.split_n(typed, 3)),
+        jax.random.key_data(jax.random.split(typed, 3)),
+    )
+
+
 def test_other_key_settings_draw_through_jax_random() -> None:
     key = jax.random.PRNGKey(7)
     with jax.threefry_partitionable(False):  # jax's older split and bits
@@ -35,3 +54,5 @@ def test_other_key_settings_draw_through_jax_random() -> None:
             threefry.bits(key, 108), jax.random.bits(key, (108,), jnp.uint32)
         )
         np.testing.assert_array_equal(threefry.split(key)[1], jax.random.split(key)[1])
+        np.testing.assert_array_equal(threefry.split_at(key, 0), jax.random.split(key)[0])
+        np.testing.assert_array_equal(threefry.split_n(key, 5), jax.random.split(key, 5))

@@ -214,23 +214,24 @@ def auto_reset(
 
     def restart(carry: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
         state, key = carry
-        fresh = fresh_game(key).replace(
+        fresh = fresh_game(threefry.split_at(key, 1)).replace(
             terminated=state.terminated, truncated=state.truncated, rewards=state.rewards
         )
         return fresh, key
 
     def wrapped(state: State, action: jax.Array, key: jax.Array) -> State:
-        key1, key2 = threefry.split(key)
         over = state.terminated | state.truncated
         state = state.replace(
             terminated=state.terminated & ~over,
             truncated=state.truncated & ~over,
             rewards=jnp.where(over, 0.0, state.rewards).astype(state.rewards.dtype),
         )
-        state = step_fn(state, action, key1)
+        # Pgx's keys: the step draws from split(key)[0], the new game from split(key)[1],
+        # which is hashed only for the games that ended (where_needed, below).
+        state = step_fn(state, action, threefry.split_at(key, 0))
         # Under vmap the new games are dealt for the games that ended only (where_needed).
         return where_needed(
-            state.terminated | state.truncated, restart, (state, key2), NEW_GAME_SHARE
+            state.terminated | state.truncated, restart, (state, key), NEW_GAME_SHARE
         )[0]
 
     return wrapped

@@ -1,4 +1,4 @@
-"""``jax.random.split`` and ``jax.random.bits`` for the engine's raw ``uint32[2]`` keys, the
+"""``jax.random.split`` (whole, one half, or into n keys) and ``jax.random.bits`` for the engine's
 same values, with the Threefry-2x32 hash written out round by round.
 
 On the CPU, jax lowers its Threefry hash as a loop of five iterations (to keep compilation
@@ -56,6 +56,29 @@ def split(key: jax.Array) -> tuple[jax.Array, jax.Array]:
         return new, sub
     a, b = hash_2x32(key, jnp.zeros(2, _U32), jnp.arange(2, dtype=_U32))
     return jnp.stack([a[0], b[0]]), jnp.stack([a[1], b[1]])
+
+
+def _once(keys: jax.Array) -> jax.Array:
+    """``keys``, computed once: XLA would otherwise copy the whole hash into every fusion
+    that reads a key (the engine's selects of the game's key among them)."""
+    return jax.lax.optimization_barrier(keys)
+
+
+def split_n(key: jax.Array, n: int) -> jax.Array:
+    """``jax.random.split(key, n)`` of a raw ``uint32[2]`` key: ``(n, 2)``."""
+    if not _written_out(key):
+        return jax.random.split(key, n)
+    a, b = hash_2x32(key, jnp.zeros(n, _U32), jnp.arange(n, dtype=_U32))
+    return _once(jnp.stack([a, b], axis=-1))
+
+
+def split_at(key: jax.Array, i: int) -> jax.Array:
+    """``jax.random.split(key)[i]`` alone (``i`` 0 or 1): half the hashing of :func:`split`,
+    for a caller that needs the other key only some of the time."""
+    if not _written_out(key):
+        return jax.random.split(key)[i]
+    a, b = hash_2x32(key, jnp.uint32(0), jnp.uint32(i))
+    return _once(jnp.stack([a, b]))
 
 
 def bits(key: jax.Array, n: int) -> jax.Array:
