@@ -1,5 +1,6 @@
-"""``jax.random.split`` (whole, one half, or into n keys) and ``jax.random.bits`` for the engine's
-same values, with the Threefry-2x32 hash written out round by round.
+"""``jax.random.split`` (whole, one of its two keys, or into ``n``) and ``jax.random.bits`` for
+the engine's raw ``uint32[2]`` keys, the same values, with the Threefry-2x32 hash written out
+round by round.
 
 On the CPU, jax lowers its Threefry hash as a loop of five iterations (to keep compilation
 short); inside the engine's batched loops each call is then a loop of its own, which XLA
