@@ -1,5 +1,6 @@
 """``trash_env.jax_env.threefry``: the engine's key splits and shuffle bits are
-``jax.random``'s, value for value."""
+``jax.random``'s, value for value; the benchmark's action draw, built on them, is a uniform
+draw of a legal action."""
 
 from __future__ import annotations
 
@@ -56,3 +57,36 @@ def test_other_key_settings_draw_through_jax_random() -> None:
         np.testing.assert_array_equal(threefry.split(key)[1], jax.random.split(key)[1])
         np.testing.assert_array_equal(threefry.split_at(key, 0), jax.random.split(key)[0])
         np.testing.assert_array_equal(threefry.split_n(key, 5), jax.random.split(key, 5))
+
+
+def _benchmark() -> object:
+    """benchmarks/jax_engine.py as a module (it is a script, not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "jax_engine.py"
+    spec = importlib.util.spec_from_file_location("jax_engine_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmarks_action_draw_is_uniform_over_the_legal_actions() -> None:
+    uniform = jax.jit(_benchmark()._uniform)  # type: ignore[attr-defined]
+    draws = 26_000
+    for legal in ([0, 1], [3, 5, 6, 9, 12], list(range(13)), [7]):
+        mask = np.zeros((draws, 13), bool)
+        mask[:, legal] = True
+        picks = np.concatenate(
+            [np.asarray(uniform(jax.random.PRNGKey(seed), jnp.asarray(mask))) for seed in (1, 2)]
+        )
+        assert set(picks.tolist()) == set(legal)
+        counts = np.bincount(picks, minlength=13)[legal]
+        expected = 2 * draws / len(legal)
+        assert np.abs(counts - expected).max() < 5 * np.sqrt(expected)
+    # Each game draws from its own mask: rows with different legal sets.
+    rows = np.random.default_rng(0).random((draws, 13)) < 0.4
+    rows[~rows.any(axis=1), 4] = True
+    picks = np.asarray(uniform(jax.random.PRNGKey(3), jnp.asarray(rows)))
+    assert rows[np.arange(draws), picks].all()
