@@ -77,8 +77,9 @@ ANSWER_CALL, BEGIN_TURN, PLAY_HELD, PLAY_HELD_NOSWAP, FINISH_ROUND = 0, 1, 2, 3,
 DRAW_OR_TAKE, PENALTY, PUT, LAYOUT_COMPLETE, WIN_ROUND, NEXT_TURN, MISS_CALL = 5, 6, 7, 8, 9, 10, 11
 STOP = -1
 # Passes of the continuations that ``run`` makes for the whole batch before it gathers the
-# games still going (most stop within three).
-FIRST_PASSES = 4
+# games still going (a pass plays a whole turn's chain and the next turn's start: most games
+# stop in one).
+FIRST_PASSES = 1
 # Inside a gathered chunk of those games, the heavy work is gathered again, in quarters of the
 # chunk (at least 8 games): a new round's shuffle and deal for the games that need it only.
 HEAVY_SHARE, HEAVY_LEAST = 4, 8
@@ -87,7 +88,7 @@ NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
 
 
 # Pile capacities: one compiled program per capacity and player count (as the numba records).
-CARD_CAPACITIES = (2 * 54, 12 * 54)
+CARD_CAPACITIES = (54, 2 * 54, 12 * 54)
 _SORT_LAST = np.uint32(0xFFFFFFFF)
 I32 = jnp.int32
 
@@ -623,29 +624,78 @@ def _pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
 
 # The continuations of almost every pass: the held card played, put, the turn's end.
 _COMMON = (PLAY_HELD, PLAY_HELD_NOSWAP, PUT, NEXT_TURN)
+# The most natural cards ``_lay_naturals`` lays in one pass (a longer chain goes on in the
+# next pass).
+CHAIN_LAYS = NUM_SLOTS - 1
+
+
+def _lay_naturals(g: Game, active: Array) -> tuple[Game, Array]:
+    """``Game._play_held``'s loop, where ``active``, for as long as the held card is a natural
+    card for a face-down slot that does not complete the layout: it is laid face up and the
+    card it uncovers is held (at most ``CHAIN_LAYS`` cards). Such a chain visits each slot
+    at most once, so it is followed on the player's row as it was, packed in numbers (the
+    open slots and the visited ones as bits, the row's cards as 4-bit fields of two words:
+    each link is a few operations on numbers, not on rows), in a loop (its carries are kept:
+    unrolled, XLA fused the whole chain into each of its consumers, once per element); the
+    row, the face-down count and the hidden counts are written once, after it. Returns the
+    game and whether a card was laid."""
+    p = g.current
+    row = g.layout[p]
+    slots = jnp.arange(NUM_SLOTS)
+    fits = (g.state[p] == DOWN) & (slots < g.sizes[p]) & ~g.wild[slots + 1]
+    open_bits = jnp.where(fits, 1 << slots, 0).sum(dtype=I32)
+    nibbles = (row & 15).astype(jnp.uint32) << (4 * (slots % 8)).astype(jnp.uint32)
+    low = jnp.where(slots < 8, nibbles, 0).sum(dtype=jnp.uint32)
+    high = jnp.where(slots >= 8, nibbles, 0).sum(dtype=jnp.uint32)
+    face_down = g.face_down[p]
+
+    def link(laid: int | Array, chain: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+        card, going, visited = chain
+        slot = jnp.clip(card - 1, 0, NUM_SLOTS - 1)
+        bit = jnp.where((card >= 1) & (card <= NUM_SLOTS), 1 << slot, 0)
+        going = going & ((open_bits & ~visited & bit) != 0) & (face_down - laid >= 2)
+        visited = visited | jnp.where(going, bit, 0)
+        word = jnp.where(slot < 8, low, high) >> (4 * (slot % 8)).astype(jnp.uint32)
+        return jnp.where(going, (word & 15).astype(I32), card), going, visited
+
+    chain = lax.fori_loop(0, CHAIN_LAYS, link, (g.held, active, jnp.zeros((), I32)))
+    card, _, visited = chain
+    here = ((visited >> slots) & 1) == 1
+    count = here.sum(dtype=I32)
+    ranks = jnp.arange(NUM_RANKS)
+    uncovered = (here[:, None] & (row[:, None] == ranks[None, :])).sum(axis=0, dtype=I32)
+    here = _hit(g.layout.shape, p) & here[None, :]
+    g = g._replace(
+        layout=jnp.where(here, slots[None, :] + 1, g.layout).astype(I32),
+        state=jnp.where(here, NATURAL, g.state).astype(I32),
+        face_down=_add(g.face_down, p, -count),
+        hidden=g.hidden - uncovered,
+        held=card,
+    )
+    return g, count > 0
 
 
 def _common_pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
     """``_pass`` for a game whose continuation is one of ``_COMMON`` (under vmap only these
-    run, not every continuation), with one ``_put`` for both PLAY_HELD's and PUT's. The card
-    it discards stays in ``pushed`` (``run`` writes it after these passes): a turn's end
-    discards once, and the passes after it (the next turn's start) never read the pile."""
+    run, not every continuation), each where the game goes on to it: PUT, then the held
+    card's chain of natural cards laid (``_lay_naturals``) and what is done with the card
+    it ends on, then the next turn's start. The card it discards stays in ``pushed``
+    (``run`` writes it after these passes): a turn's end discards once, and the next
+    turn's start never reads the pile."""
     g, k = carry
-    is_put, is_turn = k == PUT, k == NEXT_TURN
-    ask_wild, swap, place, put_slot, put_wild = _held_card(g, k != PLAY_HELD_NOSWAP)
-    put, k_put = _put(
-        g._replace(
-            put_slot=jnp.where(is_put, g.put_slot, put_slot),
-            put_wild=jnp.where(is_put, g.put_wild, put_wild),
-        )
-    )
+    g, k = _then(g, k, PUT, _put)
+    is_held = (k == PLAY_HELD) | (k == PLAY_HELD_NOSWAP)
+    g, laid = _lay_naturals(g, is_held)
+    ask_wild, swap, place, put_slot, put_wild = _held_card(g, laid | (k != PLAY_HELD_NOSWAP))
+    put, k_put = _put(g._replace(put_slot=put_slot, put_wild=put_wild))
     asked = _pick(ask_wild, _decide(g, WILD), _decide(g, SWAP))
-    turn, k_turn = _next_turn_and_draw(g)
     held = _pick(ask_wild | swap, asked, _pick(place, put, _discard_held(g)))
-    g = _pick(is_turn, turn, _pick(is_put, put, held))
+    g = _pick(is_held, held, g)
     k_held = jnp.where(ask_wild | swap, STOP, jnp.where(place, k_put, NEXT_TURN))
-    k = jnp.where(is_turn, k_turn, jnp.where(is_put, k_put, k_held))
-    return g, k.astype(I32)
+    k = jnp.where(is_held, k_held, k)
+    turn, k_turn = _next_turn_and_draw(g)
+    is_turn = k == NEXT_TURN
+    return _pick(is_turn, turn, g), jnp.where(is_turn, k_turn, k).astype(I32)
 
 
 def _heavy(g: Game) -> Game:
@@ -709,12 +759,15 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
 
     def round_of_rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         g, k = carry
+        ends = (k == LAYOUT_COMPLETE) | (k == WIN_ROUND) | (k == FINISH_ROUND)
+        ended, k_ended = _round_end(g, k)
+        g = _write_pushed(_pick(ends, ended, g))
+        k = jnp.where(ends, k_ended, k).astype(I32)
         heavy = g.heavy != NO_WORK
         g, k = where_needed(heavy, _heavy_then_start, (g, k), HEAVY_SHARE, HEAVY_LEAST)
         g, k = common_passes((g, k), None)
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
-        passed, k_passed = _pass((g, k))
-        return _pick(other, passed, g), jnp.where(other, k_passed, k).astype(I32)
+        return where_needed(other, _pass, (g, k), HEAVY_SHARE, HEAVY_LEAST)
 
     def rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         return lax.while_loop(lambda c: going(*c), round_of_rest, carry)
