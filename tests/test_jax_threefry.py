@@ -90,3 +90,22 @@ def test_the_benchmarks_action_draw_is_uniform_over_the_legal_actions() -> None:
     rows[~rows.any(axis=1), 4] = True
     picks = np.asarray(uniform(jax.random.PRNGKey(3), jnp.asarray(rows)))
     assert rows[np.arange(draws), picks].all()
+
+
+def test_importing_the_benchmark_leaves_jax_unstarted_so_cpu_devices_can_be_set() -> None:
+    """``--cpu-devices`` sets ``jax_num_cpu_devices``, which jax accepts only before its
+    backend starts (importing Pgx starts it): the script imports the engine lazily."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "jax_engine.py"
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('b', {str(path)!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "from jax._src import xla_bridge\n"
+        "sys.exit(1 if xla_bridge.backends_are_initialized() else 0)\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
