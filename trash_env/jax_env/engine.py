@@ -624,8 +624,9 @@ def _pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
 
 # The continuations of almost every pass: the held card played, put, the turn's end.
 _COMMON = (PLAY_HELD, PLAY_HELD_NOSWAP, PUT, NEXT_TURN)
-# The most natural cards ``_lay_naturals`` lays in one pass (a longer chain goes on in the
-# next pass).
+# The most natural cards ``_lay_naturals`` lays in one pass: every such chain, since each lay
+# leaves a face-down slot (the one that completes the layout is ``_put``'s) and a layout has at
+# most ``NUM_SLOTS``.
 CHAIN_LAYS = NUM_SLOTS - 1
 
 
