@@ -240,9 +240,10 @@ def test_a_log_that_does_not_replay_shows_its_events(web):
     other = dict(log, seed=10)
     (config.logs / "noseed.json").write_text(json.dumps(no_seed))
     (config.logs / "other.json").write_text(json.dumps(other))
-    for name, words in (("noseed.json", "no seed"), ("other.json", "do not reproduce")):
+    for name, words in (("noseed.json", "no seed"), ("other.json", "do not replay")):
         replay = client.get(f"/api/logs/{name}")
         assert replay["frames"] is None and words in replay["note"]
+        assert replay["winners"] is None and replay["finished"] is None
         assert [e[:4] for e in replay["events"]] == log["events"]
 
 

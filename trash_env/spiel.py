@@ -23,12 +23,11 @@ up several), which is a second engine, not a hook; so the tree cannot be enumera
 ``state.child()`` of the deal, which every exact algorithm (``nash_conv``, ``exploitability``,
 best response, CFR, ``get_all_states``) calls first, is refused in one sentence.
 
-Saving a state: ``state.serialize()`` writes a JSON document (the rules, the engine's seed and
-the actions) and ``game.deserialize_state(text)`` replays it through the engine, refusing
-anything else in one sentence. OpenSpiel's own form for Python states is a pickle, which runs
-whatever code a crafted string holds: importing this module routes
-``pyspiel.serialize_game_and_state`` / ``deserialize_game_and_state`` for ``python_trash`` to
-the JSON form, so no string reaches that pickle.
+Saving a state: ``state.serialize()`` writes a JSON document (the rules, the engine's seed, the
+deal's outcomes and the actions) and ``game.deserialize_state(text)`` replays it through the
+engine, refusing anything else in one sentence. OpenSpiel's own form for Python states is a
+pickle, which runs whatever code a crafted string holds: the game is registered through
+:mod:`trash_env.spiel_text`, so no OpenSpiel entry unpickles a ``python_trash`` state.
 
 Information: everything the engine logs is public (cards are shown as they are drawn, picked up
 or revealed), and only face-down cards and the stock order are hidden, from everyone, including
@@ -82,6 +81,7 @@ from trash_env.observation import encode_observation, observation_size
 from trash_env.pairs import PAIR_FEATURES, check_observation, observation_width, pair_indices
 from trash_env.render import cell
 from trash_env.rules import FREE_DRAWS, MAX_PLAYERS, MIN_PLAYERS, Rules, check_option, option_spec
+from trash_env.spiel_text import TextState, TextStateGame, register_text_state_game
 
 SHORT_NAME = "python_trash"
 DEAL_ACTION = 0  # the deal's first chance outcome (the only one of a state made with a seed)
@@ -90,7 +90,7 @@ _ONE_DEAL = ((DEAL_ACTION, 1.0),)
 _ANY_DEAL = tuple((k, 1.0 / DEAL_OUTCOMES) for k in range(DEAL_OUTCOMES))
 _SEED_SPAN = 2**63  # engine seeds are below this
 STATE_FORMAT = "python_trash state"  # the "format" of serialize()'s JSON document
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2 records the deal's outcomes (1 for a seeded state); 1 did not
 EXACT_REFUSAL = (
     f"{SHORT_NAME}'s deal is a sampled chance node (its outcomes pick a seed; the shuffles "
     "happen inside the engine), so its game tree cannot be enumerated and algorithms that "
@@ -113,7 +113,7 @@ PARAMETERS: dict[str, Any] = {
 _NONE_AS_ZERO = tuple(param for param, f in _OPTION_OF.items() if option_spec(f)["optional"])
 
 
-def _game_type(short_name: str) -> pyspiel.GameType:
+def _game_type(short_name: str, defaults: Mapping[str, Any] = PARAMETERS) -> pyspiel.GameType:
     return pyspiel.GameType(
         short_name=short_name,
         long_name="Python Trash (Garbage), the trash-env rules engine",
@@ -128,7 +128,7 @@ def _game_type(short_name: str) -> pyspiel.GameType:
         provides_information_state_tensor=True,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification=PARAMETERS,
+        parameter_specification=dict(defaults),
     )
 
 
@@ -191,7 +191,22 @@ class _Engine(Game):
         return self.clone()
 
 
-class TrashGame(pyspiel.Game):
+_ALIASES: set[str] = set()  # game strings registered as names (TrashGame.get_type)
+
+
+def _game_copy(game_string: str, generator: str) -> TrashGame:
+    """A copy of a pickled :class:`TrashGame`: the game loaded again, its generator put back."""
+    game = pyspiel.load_game(game_string)
+    if not isinstance(game, TrashGame):
+        raise ValueError(f"not a {SHORT_NAME} game string: {_excerpt(game_string)}")
+    try:
+        game._seeds.bit_generator.state = json.loads(generator)
+    except (TypeError, ValueError, KeyError):
+        raise ValueError(f"not the state of a {SHORT_NAME} game's generator") from None
+    return game
+
+
+class TrashGame(TextStateGame):
     """The game ``python_trash``: rules from the parameters, a generator of deal seeds."""
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
@@ -215,13 +230,25 @@ class TrashGame(pyspiel.Game):
         self.observation = check_observation(params["observation"])
         self._seeds = np.random.default_rng(params["rng_seed"])
         self._max_length = info.max_game_length
+        self._params = {name: params[name] for name in PARAMETERS}
 
     def get_type(self) -> pyspiel.GameType:
         """The registered type, except that ``short_name`` is this game's string
         (``python_trash(players=3,...)``): tools that reload a game from its type's short name
-        (Shimmy's ``OpenSpielCompatibilityV0`` does at every reset) get this game back, not
-        the default one."""
-        return _game_type(str(self))
+        get this game back, not the default one. Shimmy's ``OpenSpielCompatibilityV0`` does at
+        every reset, with ``load_game(short_name)``, or ``load_game(short_name, config)`` when
+        it was given ``config``: for the second, the string is registered too, as this game's
+        parameters with ``config`` over them."""
+        name = str(self)
+        if name not in _ALIASES:
+            pyspiel.register_game(_game_type(name, self._params), TrashGame)
+            _ALIASES.add(name)
+        return _game_type(name, self._params)
+
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        """Pickled and copied as its game string and the position of its generator of deal
+        seeds (plain numbers); loading it checks both."""
+        return (_game_copy, (str(self), json.dumps(self._seeds.bit_generator.state)))
 
     def new_initial_state(self, seed: int | None = None) -> TrashState:
         """A state before the deal. ``seed`` fixes the engine's seed (the same seed and actions
@@ -246,7 +273,7 @@ class TrashGame(pyspiel.Game):
         except ValueError as error:
             raise ValueError(f"not a {SHORT_NAME} state of this game: {error}") from None
 
-    def _parse_state(self, text: object) -> tuple[int | None, list[int]]:
+    def _parse_state(self, text: object) -> tuple[int | None, int, list[int]]:
         """The seed and actions of a serialized state, every field checked."""
         if not isinstance(text, str):
             raise ValueError(
@@ -261,10 +288,15 @@ class TrashGame(pyspiel.Game):
             raise ValueError(
                 f"expected the JSON document state.serialize() writes, got {_excerpt(repr(text))}"
             ) from None
-        keys = ["format", "version", "params", "seed", "history"]
+        keys = ["format", "version", "params", "seed", "deal_outcomes", "history"]
         if not isinstance(document, dict) or sorted(document) != sorted(keys):
             raise ValueError(f"expected a JSON object with exactly the keys {', '.join(keys)}")
-        if document["format"] != STATE_FORMAT or document["version"] != STATE_VERSION:
+        version = document["version"]
+        if (
+            document["format"] != STATE_FORMAT
+            or type(version) is not int
+            or version != STATE_VERSION
+        ):
             got = f"{document['format']!r} version {document['version']!r}"
             raise ValueError(
                 f'expected format "{STATE_FORMAT}" version {STATE_VERSION}, got {_excerpt(got)}'
@@ -279,7 +311,14 @@ class TrashGame(pyspiel.Game):
                 f"it was saved from a game with other rules ({_excerpt(json.dumps(params))}); "
                 "load that game and deserialize it there"
             )
-        seed, history = document["seed"], document["history"]
+        seed, outcomes, history = document["seed"], document["deal_outcomes"], document["history"]
+        if type(outcomes) is not int or outcomes not in (1, DEAL_OUTCOMES):
+            raise ValueError(
+                f"deal_outcomes must be 1 (a seeded state) or {DEAL_OUTCOMES}, "
+                f"got {_excerpt(repr(outcomes))}"
+            )
+        if outcomes == 1 and seed is None:
+            raise ValueError("a state with one deal outcome must have its seed")
         if seed is not None:
             _check_seed("seed", seed)
             if seed >= _SEED_SPAN:
@@ -291,12 +330,13 @@ class TrashGame(pyspiel.Game):
                 raise ValueError(f"history must hold integer actions, got {_excerpt(repr(action))}")
         if history and seed is None:
             raise ValueError("a dealt state must have its seed")
-        return seed, history
+        if seed is not None and not history and outcomes != 1:
+            raise ValueError("a state before its deal has a seed only with one deal outcome")
+        return seed, outcomes, history
 
-    def _replay(self, seed: int | None, history: list[int]) -> TrashState:
+    def _replay(self, seed: int | None, outcomes: int, history: list[int]) -> TrashState:
         state = TrashState(self, seed)
-        if history:
-            state._outcomes = DEAL_OUTCOMES if history[0] else 1  # either outcome gives ``seed``
+        state._outcomes = outcomes  # a drawn deal's seed is saved: any outcome replays it
         for move, action in enumerate(history):
             if state.is_terminal():
                 raise ValueError(f"the game is over after {move} of its {len(history)} actions")
@@ -323,7 +363,7 @@ class TrashGame(pyspiel.Game):
         )
 
 
-class TrashState(pyspiel.State):
+class TrashState(TextState):
     """A game of Trash in OpenSpiel's API; the engine does every rule."""
 
     def __init__(self, game: TrashGame, seed: int | None = None) -> None:
@@ -378,6 +418,7 @@ class TrashState(pyspiel.State):
                 if param in _OPTION_OF
             },
             "seed": self._seed,
+            "deal_outcomes": self._outcomes,
             "history": [int(action) for action in self.history()],
         }
         return json.dumps(document, separators=(",", ":"))
@@ -640,59 +681,4 @@ def _public_table(engine: Game, observer: int) -> str:
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ OpenSpiel's string form
-
-# OpenSpiel's game-and-state strings: a header, "[Game]" and the game string, "[State]" and the
-# state's serialisation. For a Python game OpenSpiel's C++ reads that serialisation as a pickle
-# (a crafted string runs code), so strings of this game are read and written here instead.
-_SECTIONS = ("[Meta]", "[Game]", "[State]")
-_HEADER = "# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\nVersion: 1\n\n"
-
-
-def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
-    """OpenSpiel's ``serialize_game_and_state``; for ``python_trash`` the state part is
-    :meth:`TrashState.serialize`'s JSON (OpenSpiel's own cannot save this game)."""
-    if isinstance(game, TrashGame):
-        return f"{_HEADER}[Game]\n{game}\n[State]\n{state.serialize()}\n"
-    return _openspiel_serialize(game, state)
-
-
-def deserialize_game_and_state(text: str) -> tuple[pyspiel.Game, pyspiel.State]:
-    """OpenSpiel's ``deserialize_game_and_state``, except that a string naming ``python_trash``
-    is read here (the JSON state form, replayed through the engine), never unpickled."""
-    if not isinstance(text, str) or SHORT_NAME not in text:
-        return _openspiel_deserialize(text)
-    parts: dict[str, list[str]] = {name: [] for name in _SECTIONS}
-    section = None
-    for line in text.split("\n"):
-        if not line or line.startswith("#"):
-            continue
-        if line in _SECTIONS:
-            section = line
-        elif section is None:
-            raise ValueError(f"not a {SHORT_NAME} game-and-state string: text before [Meta]")
-        else:
-            parts[section].append(line)
-    if len(parts["[Game]"]) != 1 or len(parts["[State]"]) != 1:
-        raise ValueError(
-            f"not a {SHORT_NAME} game-and-state string: expected one line after [Game] (the "
-            "game string) and one after [State] (the JSON that state.serialize() writes)"
-        )
-    game = pyspiel.load_game(parts["[Game]"][0])
-    if not isinstance(game, TrashGame):
-        raise ValueError(f"not a {SHORT_NAME} game-and-state string: [Game] is another game")
-    return game, game.deserialize_state(parts["[State]"][0])
-
-
-pyspiel.register_game(_GAME_TYPE, TrashGame)
-# Installed once, so that reloading this module does not wrap the wrappers.
-_openspiel_serialize = getattr(
-    pyspiel.serialize_game_and_state, "_openspiel", pyspiel.serialize_game_and_state
-)
-_openspiel_deserialize = getattr(
-    pyspiel.deserialize_game_and_state, "_openspiel", pyspiel.deserialize_game_and_state
-)
-serialize_game_and_state._openspiel = _openspiel_serialize  # type: ignore[attr-defined]
-deserialize_game_and_state._openspiel = _openspiel_deserialize  # type: ignore[attr-defined]
-pyspiel.serialize_game_and_state = serialize_game_and_state
-pyspiel.deserialize_game_and_state = deserialize_game_and_state
+register_text_state_game(_GAME_TYPE, TrashGame)

@@ -1,13 +1,18 @@
 """A game log as frames to step through: the table after every logged action.
 
-A log holds the rules, the seed and every action (agents.play's schema), so the game is played
-again on the engine and checked against the logged events; the frames then show every card
-(the page hides the face-down ones unless asked). A log whose actions do not reproduce its
-events (another engine version, a hand-edited file) is shown as its events alone.
+A log is a file from anywhere, so Watch believes none of its claims, as the terminal's
+``--replay`` does and through the same code (:func:`agents.play.replay.rederive`): the log's
+actions are played again on the engine from its rules and seed, and the events, frames and
+result shown are that game's. Each claim of the log that the replay does not bear out (events,
+winners, places, rounds won, whether it finished) is named in the note. The frames show every
+card (the page hides the face-down ones unless asked). A log whose actions do not replay (no
+seed, an action that is not legal where it stands) is shown as its events alone, with no
+result: nothing checks it.
 """
 
 from __future__ import annotations
 
+from agents.play.replay import rederive
 from agents.web.state import event_lines, open_state
 from trash_env.engine import Event, Game
 from trash_env.rules import Rules
@@ -24,59 +29,65 @@ def _frame(game: Game) -> dict:
     return state
 
 
-def _replayed(log: dict, rules: Rules, first_player: int | None) -> list[dict] | None:
-    """The frames of the log's game played again, or None where it does not match the log."""
-    try:
-        game = Game(rules, seed=log["seed"], first_player=first_player)
-    except ValueError:
-        return None
-    logged = [tuple(e) for e in log["events"]]
-    if [tuple(e) for e in game.events] != logged[: len(game.events)]:
-        return None
-    frames = [_frame(game)]
-    for player, action in log["actions"]:
-        if game.done or game.current != player or action not in game.legal_actions():
-            return None
-        before = len(game.events)
-        game.step(action)
-        if [tuple(e) for e in game.events[before:]] != logged[before : len(game.events)]:
-            return None
-        frames.append(_frame(game))
-    if len(game.events) != len(logged):
-        return None
-    return frames
+def _frames(log: dict, rules: Rules, replayed: Game) -> list[dict] | None:
+    """The table after every action of the game ``rederive`` replayed (its first player drawn,
+    or set as in evaluate.py's saved games: whichever gives the same game)."""
+    starts = [None, replayed.events[0].player] if replayed.events else [None]
+    for first in starts:
+        game = Game(rules, seed=log["seed"], first_player=first)
+        frames = [_frame(game)]
+        for _, action in log["actions"]:
+            game.step(action)
+            frames.append(_frame(game))
+        if game.events == replayed.events:
+            return frames
+    return None
 
 
 def replay_data(log: dict) -> dict:
     """What the watch page needs of a checked log (agents.play.validate_log has run on it):
-    names, rules, events in words and, if the actions reproduce the events, the frames."""
+    names, rules, and, where its actions replay, the replay's events, frames and result, with
+    each claim of the log that disagrees; else the log's events alone and no result."""
     rules = Rules.from_options(**log["rules"])
     names = list(log["names"])
-    events = [Event(*e) for e in log["events"]]
-    frames = None
-    note = None
-    if len(log["actions"]) >= MAX_FRAMES:
-        note = f"the game has more than {MAX_FRAMES} actions: only its events are shown"
-    elif log["seed"] is None:
-        note = "the log has no seed: only its events are shown"
-    else:
-        frames = _replayed(log, rules, None)
-        if frames is None and events:  # a tournament game: its first seat was set, not drawn
-            frames = _replayed(log, rules, events[0].player)
-        if frames is None:
-            note = "the log's actions do not reproduce its events: only its events are shown"
-    return {
+    data = {
         "names": names,
         "seat": log["seat"],
         "agents": list(log["agents"]),
         "rules": rules.to_dict(),
         "written": log["written"],
-        "finished": log["finished"],
-        "truncated": log["truncated"],
-        "winners": list(log["winners"]),
-        "placings": log["placings"],
-        "rounds_won": list(log["rounds_won"]),
-        "events": event_lines(events, names),
+    }
+    try:
+        game, disagreements = rederive(log)
+    except ValueError as error:
+        return data | {
+            "finished": None,
+            "truncated": None,
+            "winners": None,
+            "placings": None,
+            "rounds_won": None,
+            "events": event_lines([Event(*e) for e in log["events"]], names),
+            "frames": None,
+            "disagreements": [],
+            "note": f"{error}: only the log's events are shown, and no result (nothing checks it)",
+        }
+    frames = _frames(log, rules, game) if len(log["actions"]) < MAX_FRAMES else None
+    notes = []
+    if disagreements:
+        notes.append(
+            "the log's own record disagrees with the replay of its actions (shown: the "
+            "replay's): " + "; ".join(disagreements)
+        )
+    if frames is None:
+        notes.append(f"the game has more than {MAX_FRAMES} actions: only its events are shown")
+    return data | {
+        "finished": game.done,
+        "truncated": game.truncated,
+        "winners": list(game.winners),
+        "placings": None if game.placings is None else list(game.placings),
+        "rounds_won": list(game.rounds_won),
+        "events": event_lines(game.events, names),
         "frames": frames,
-        "note": note,
+        "disagreements": disagreements,
+        "note": ". ".join(notes) or None,
     }

@@ -23,7 +23,8 @@
     }
     const d = watch.data;
     T.$("watch-title").textContent = `${title}: ${d.names.join(", ")}; written ${d.written}` +
-      (d.finished ? "" : " (left before its end)");
+      (d.finished === null ? " (no result: its actions do not replay)"
+        : d.finished ? "" : " (left before its end)");
     const view = T.$("w-view");
     view.replaceChildren();
     d.names.forEach((name, p) => view.append(T.el("option", { value: p,
