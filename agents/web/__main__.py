@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.play.game_log import DEFAULT_LOG_DIR
-from agents.web.server import Config, bound_address, make_server, write_open_logs
+from agents.web.server import (
+    WILDCARDS,
+    Config,
+    bound_address,
+    host_name,
+    make_server,
+    write_open_logs,
+)
 from trash_env.cli import Parser, program_name
 
 DEFAULT_PORT = 8765
@@ -33,7 +40,16 @@ def build_parser() -> Parser:
         "--host",
         default="127.0.0.1",
         help="address to bind (default: 127.0.0.1, this machine only; another "
-        "address lets other machines join your games)",
+        "address lets other machines join your games: give the name they use with --allow-host)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name or address other machines use to reach this table (repeatable; e.g. "
+        "192.168.1.5 or mybox.lan): requests naming anything but the bind address, localhost "
+        "or these are refused, so a page elsewhere cannot rebind its name to your table",
     )
     parser.add_argument(
         "--logs",
@@ -72,13 +88,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"{flag} {folder} is not a folder")
         if folder is not None and not folder.exists():
             notes.append(f"{flag} {folder} does not exist yet: its files are listed once it does")
-    config = Config(logs=args.logs, reports=args.reports, models=args.models)
+    for name in args.allow_host:
+        try:
+            host_name(name)
+        except ValueError as error:
+            parser.error(f"--allow-host: {error}")
+    config = Config(
+        logs=args.logs,
+        reports=args.reports,
+        models=args.models,
+        allowed_hosts=tuple(args.allow_host),
+    )
     try:
         server = make_server(config, args.host, args.port)
     except OSError as error:
         parser.error(f"cannot serve on {args.host}:{args.port}: {error.strerror or error}")
     host, port = bound_address(server)
     shown = f"[{host}]" if ":" in host else host
+    if not (host.startswith("127.") or host == "::1") and not args.allow_host:
+        where = "this machine's address on your network" if host in WILDCARDS else host
+        notes.append(
+            f"other machines reach this table only by a name given with --allow-host "
+            f"(e.g. --allow-host {where})"
+        )
     for note in notes:
         print(f"Note: {note}.", flush=True)
     print(f"Trash table at http://{shown}:{port}/  (Ctrl-C to stop)", flush=True)

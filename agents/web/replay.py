@@ -36,9 +36,12 @@ def _frames(log: dict, rules: Rules, replayed: Game) -> list[dict] | None:
     for first in starts:
         game = Game(rules, seed=log["seed"], first_player=first)
         frames = [_frame(game)]
-        for _, action in log["actions"]:
-            game.step(action)
-            frames.append(_frame(game))
+        try:
+            for _, action in log["actions"]:
+                game.step(action)
+                frames.append(_frame(game))
+        except ValueError:
+            continue  # not this start: an action is illegal there
         if game.events == replayed.events:
             return frames
     return None

@@ -2,17 +2,25 @@
 
 ``http.server`` is enough for one person's table on their own machine: a handful of JSON
 routes, no sessions beyond a game's random id, no templating. Every request is bounded (body
-size, query length, one socket timeout), every answer to bad input is a JSON ``{"error": ...}``
-with a one-line reason, and an unexpected failure is reported as one line, never a traceback.
-Files are read only from the configured folders (:mod:`agents.web.folders`).
+size, query length, one deadline for the whole request), every answer to bad input is a JSON
+``{"error": ...}`` with a one-line reason and ends the connection, and an unexpected failure is
+reported as one line, never a traceback. One framing rule: a body has exactly one
+Content-Length and is read to its end; ``Transfer-Encoding`` is refused. One Host rule: every
+request names this server (its bind address, ``localhost``, or a name given with
+``--allow-host``), and a page's ``Origin`` must name it the same way. Files are read only from
+the configured folders (:mod:`agents.web.folders`).
 """
 
 from __future__ import annotations
 
+import io
+import ipaddress
 import json
 import re
+import socket
 import sys
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
@@ -43,7 +51,8 @@ STATIC_TYPES = {
 MAX_BODY = 64 * 1024  # bytes of a request body (a new game's form is well under 2 KiB)
 MAX_TARGET = 2048  # characters of a request's path and query
 MAX_TABLES = 256  # live games kept; the least recently used is left to make room
-SOCKET_TIMEOUT = 30.0
+SOCKET_TIMEOUT = 30.0  # seconds a write may wait on a slow reader
+REQUEST_SECONDS = 30.0  # one deadline for a whole request: waiting for it, its head and body
 LISTEN_QUEUE = 256  # connections waiting to be accepted (200 players at once, and some)
 LOCK_WAIT = 1.0  # seconds the stopping server waits for a game busy with a move
 SECURITY_HEADERS = {
@@ -71,6 +80,7 @@ class Config:
     reports: Path | None = None
     models: Path | None = None
     bot_seconds: float = BOT_SECONDS
+    allowed_hosts: tuple[str, ...] = ()  # names other than the bind address and localhost
     tables: OrderedDict = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -137,8 +147,53 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _DIGITS = re.compile(r"[0-9]{1,9}")
+_HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,62})(\.[a-z0-9]([a-z0-9-]{0,62}))*\.?")
+WILDCARDS = ("0.0.0.0", "::")
+
+
+def host_name(name: str) -> str:
+    """``name`` as a Host header spells it: lower case, an IPv6 address in brackets. ValueError
+    for anything that is neither a DNS name nor an IP address."""
+    bare = name.strip().lower()
+    inner = bare[1:-1] if bare.startswith("[") and bare.endswith("]") else bare
+    try:
+        address = ipaddress.ip_address(inner)
+    except ValueError:
+        if not _HOST_NAME.fullmatch(bare) or len(bare) > 253:
+            raise ValueError(f"not a host name or IP address: {name[:80]!r}") from None
+        return bare.rstrip(".")
+    return f"[{address.compressed}]" if address.version == 6 else address.compressed
+
+
+def own_names(bound: str, allowed: tuple[str, ...] = ()) -> frozenset[str]:
+    """The names a request may give this server in its Host (and a page in its Origin): the
+    bind address, ``localhost``, the loopback addresses when the bind covers them (0.0.0.0,
+    ::), and the names given with ``--allow-host``. A page elsewhere that points its own name
+    at this machine (DNS rebinding) names none of them."""
+    names = {host_name(bound), "localhost"} | {host_name(name) for name in allowed}
+    if bound in WILDCARDS:
+        names |= {"127.0.0.1", "[::1]"}
+    return frozenset(names)
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The connection's bytes, read within the current request's deadline: a request dripped
+    a byte at a time ends at the deadline, not after one timeout per read."""
+
+    def __init__(self, handler: Handler) -> None:
+        self._handler = handler
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        remaining = self._handler.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"the request took longer than {REQUEST_SECONDS:.0f} s")
+        connection: socket.socket = self._handler.connection
+        connection.settimeout(remaining)
+        return connection.recv_into(buffer)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -147,14 +202,40 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "trash-web"
     protocol_version = "HTTP/1.1"  # keep-alive: a player's moves reuse one connection
     config: Config  # set on the subclass made by make_server
+    names: frozenset[str]  # this server's own names (own_names), set by make_server
     timeout = SOCKET_TIMEOUT
+    deadline = 0.0  # time.monotonic() by which the current request must have arrived whole
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002
         pass  # quiet: the terminal shows the URL and errors only
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        self.rfile = io.BufferedReader(_DeadlineReader(self))
+
+    def handle_one_request(self) -> None:
+        self.deadline = time.monotonic() + REQUEST_SECONDS
+        super().handle_one_request()
+
+    def handle(self) -> None:
+        """Requests until the connection ends; a peer that went away or ran out of time ends
+        it quietly (a request out of time is answered 408 where the socket still takes it)."""
+        try:
+            super().handle()
+        except TimeoutError:
+            self.close_connection = True
+            try:
+                self._json({"error": f"the request took longer than {REQUEST_SECONDS:.0f} s"}, 408)
+            except OSError:
+                pass
+        except OSError:
+            self.close_connection = True
+
     # ------------------------------------------------------------ plumbing
 
     def _send(self, status: int, body: bytes, kind: str) -> None:
+        self.connection.settimeout(SOCKET_TIMEOUT)  # the answer's own bound, not the request's
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
@@ -186,7 +267,12 @@ class Handler(BaseHTTPRequestHandler):
             raise BadRequest(
                 f"request body larger than {MAX_BODY} bytes", HTTPStatus.REQUEST_ENTITY_TOO_LARGE
             )
-        data = self.rfile.read(int(length))
+        try:
+            data = self.rfile.read(int(length))
+        except TimeoutError as error:
+            raise BadRequest(str(error), HTTPStatus.REQUEST_TIMEOUT) from None
+        if len(data) < int(length):
+            raise BadRequest(f"the request body ended after {len(data)} of its {length} bytes")
         self._read = True
         if not data:
             return {}
@@ -201,6 +287,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if len(self.path) > MAX_TARGET:
                 raise BadRequest("request target too long", HTTPStatus.REQUEST_URI_TOO_LONG)
+            self._check_framing(method)
             self._check_host()
             if method == "POST":
                 self._check_origin()
@@ -208,6 +295,8 @@ class Handler(BaseHTTPRequestHandler):
             parts = [unquote(p) for p in url.path.split("/") if p]
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
             self._route(method, parts, query)
+            if not self._read and self._declared_body():
+                self.close_connection = True  # a body nobody read is not the next request
         except BadRequest as error:
             self._refuse(str(error), error.status)
         except BotTooSlow as error:
@@ -222,10 +311,26 @@ class Handler(BaseHTTPRequestHandler):
             self._refuse(f"internal error: {line}", HTTPStatus.INTERNAL_SERVER_ERROR)
 
     def _refuse(self, message: str, status: int) -> None:
-        """An error answer; a body left unread ends the connection (it is not a request)."""
-        if not self._read and self.headers.get("Content-Length", "0") not in ("", "0"):
-            self.close_connection = True
+        """An error answer, which ends the connection: whatever follows a refused request
+        (its unread body, say) is never read as a request."""
+        self.close_connection = True
         self._json({"error": message}, status)
+
+    def _declared_body(self) -> bool:
+        return self.headers.get("Content-Length", "0") not in ("", "0")
+
+    def _check_framing(self, method: str) -> None:
+        """One framing rule: a body is framed by exactly one Content-Length, which a GET does
+        not have; ``Transfer-Encoding`` (chunked or any other) is refused, not parsed."""
+        if self.headers.get("Transfer-Encoding") is not None:
+            raise BadRequest(
+                "Transfer-Encoding is not accepted: send the body with a Content-Length",
+                HTTPStatus.NOT_IMPLEMENTED,
+            )
+        if len(self.headers.get_all("Content-Length") or []) > 1:
+            raise BadRequest("a request has at most one Content-Length")
+        if method == "GET" and self._declared_body():
+            raise BadRequest("a GET request has no body")
 
     def _check_origin(self) -> None:
         """Only this server's own page may change a game: a request another site's page
@@ -239,8 +344,7 @@ class Handler(BaseHTTPRequestHandler):
                 HTTPStatus.FORBIDDEN,
             )
         origin = self.headers.get("Origin")
-        own = f"http://{self.headers.get('Host') or ''}".lower()
-        if origin is not None and origin.lower() != own:
+        if origin is not None and not self._names_this_server(origin, "http://"):
             raise BadRequest(
                 f"requests from other sites are refused (Origin: {origin[:80]})",
                 HTTPStatus.FORBIDDEN,
@@ -253,17 +357,35 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def _check_host(self) -> None:
-        """On a loopback address, answer only requests addressed to it: a page elsewhere
-        that points its own name at 127.0.0.1 (DNS rebinding) must not read the logs."""
-        bound, bound_port = bound_address(self.server)
-        if bound not in ("127.0.0.1", "::1"):
-            return
-        host = (self.headers.get("Host") or "").lower()
-        port = str(bound_port)
-        if not any(host in (name, f"{name}:{port}") for name in _LOOPBACK_NAMES):
+        """On every bind address, answer only requests addressed to this server by one of its
+        own names (:func:`own_names`): a page elsewhere that points its own name at this
+        machine (DNS rebinding) must not read the logs."""
+        if not self._names_this_server(self.headers.get("Host") or "", ""):
             raise BadRequest(
-                "requests must be addressed to this machine's own address", HTTPStatus.FORBIDDEN
+                "requests must be addressed to this server by its own name (the bind address, "
+                "localhost, or a name given with --allow-host)",
+                HTTPStatus.FORBIDDEN,
             )
+
+    def _names_this_server(self, value: str, scheme: str) -> bool:
+        """Whether ``value`` (a Host, or with ``scheme`` an Origin) is one of this server's
+        names, with its port or none."""
+        value = value.strip().lower()
+        if not value.startswith(scheme):
+            return False
+        value = value[len(scheme) :]
+        name, port = value, ""
+        if value.startswith("["):
+            name, _, rest = value.partition("]")
+            name += "]"
+            if rest and not rest.startswith(":"):
+                return False
+            port = rest[1:]
+        elif ":" in value:
+            name, _, port = value.partition(":")
+        if port and port != str(bound_address(self.server)[1]):
+            return False
+        return name in self.names
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's names)
         self._dispatch("GET")
@@ -431,8 +553,26 @@ class TableServer(ThreadingHTTPServer):
     request_queue_size = LISTEN_QUEUE
     daemon_threads = True
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A connection that failed outside a request: one line for a bug, nothing for a peer
+        that went away (the standard library prints a traceback)."""
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):
+            return
+        line = f"{type(error).__name__}: {error}"[:300]
+        sys.stderr.write(f"trash-web: internal error on a connection: {line}\n")
+
 
 def make_server(config: Config, host: str = "127.0.0.1", port: int = 0) -> TableServer:
-    """A server bound to ``host:port`` (port 0: a free one); run it with ``serve_forever``."""
+    """A server bound to ``host:port`` (port 0: a free one); run it with ``serve_forever``.
+    It answers requests that name it by ``host``, ``localhost`` or ``config.allowed_hosts``."""
     handler = type("BoundHandler", (Handler,), {"config": config})
-    return TableServer((host, port), handler)
+    server_class: type[TableServer] = TableServer
+    if ":" in host:
+        server_class = type("TableServer6", (TableServer,), {"address_family": socket.AF_INET6})
+    server = server_class((host, port), handler)
+    given = (host,) if host else ()
+    handler.names = own_names(  # type: ignore[attr-defined]
+        bound_address(server)[0], given + tuple(config.allowed_hosts)
+    )
+    return server
