@@ -35,7 +35,7 @@ def _post(base: str, path: str, body: object) -> dict:
         return json.loads(answer.read())
 
 
-STOP_BOUND = 5.0  # seconds; the server stops within 2 s when the machine is not loaded
+STOP_BOUND = 5.0  # seconds; it stopped in 0.25-0.36 s with a bot move under way at load 14
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])

@@ -54,7 +54,7 @@ MAX_TABLES = 256  # live games kept; the least recently used is left to make roo
 SOCKET_TIMEOUT = 30.0  # seconds a write may wait on a slow reader
 REQUEST_SECONDS = 30.0  # one deadline for a whole request: waiting for it, its head and body
 LISTEN_QUEUE = 256  # connections waiting to be accepted (200 players at once, and some)
-LOCK_WAIT = 1.0  # seconds the stopping server waits for a game busy with a move
+LOCK_WAIT = 0.1  # seconds the stopping server waits for a game busy with a move
 SECURITY_HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
