@@ -388,6 +388,15 @@ def test_play_watch_and_rank_fit_a_390_px_phone(browser, tmp_path):
             state = client.post("/api/games", {"opponents": ["greedy"], "seed": 5})
             final = play_out(client, state, lambda s: int(rng.choice(s["legal"])))
             assert len(final["events"]) > 100  # three-digit event numbers
+            # A log's name as long as the server writes them (a 19-digit seed, a -99 suffix):
+            # the picker must not push the page sideways.
+            longest = f"web-20261206-120000-seed{2**63 - 1}-99.json"
+            (config.logs / longest).write_bytes((config.logs / final["log"]).read_bytes())
+            browser.get(client.base + "/#watch/log/" + longest)
+            wait(browser, lambda d: d.find_element("id", "w-step").text.startswith("step 0"), "")
+            no_sideways_scroll(browser, "the game-log picker with a long name")
+            picker = browser.find_element("id", "log-list").rect
+            assert picker["x"] >= 0 and picker["x"] + picker["width"] <= PHONE["width"], picker
             browser.get(client.base + "/#watch/log/" + final["log"])
             wait(browser, lambda d: d.find_element("id", "w-step").text.startswith("step 0"), "")
             browser.find_element("id", "w-last").click()
@@ -414,6 +423,13 @@ def test_play_watch_and_rank_fit_a_390_px_phone(browser, tmp_path):
             assert shown_ranks == {
                 a["spec"]: f"{a['rank']}{'=' if a['tied'] else ''}" for a in parsed
             }
+            # The head-to-head's row labels are readable: a column wide enough for a word,
+            # not one letter per line (before: 36 px, a model's label 504 px tall).
+            labels = shown(browser, "#matrix tr th.spec")
+            assert len(labels) == 6, len(labels)  # three column heads, three row heads
+            for label in labels:
+                box, size = label.rect, float(label.value_of_css_property("font-size")[:-2])
+                assert box["width"] >= 100 and box["height"] <= 6 * size + 12, (label.text, box)
             screenshot(browser, tmp_path, "rank-phone.png")
             assert errors(browser) == []
     finally:
