@@ -291,6 +291,7 @@ def test_a_forged_pickled_game_is_refused_in_one_sentence() -> None:
         (lambda d: {**d, "version": 1}, 'expected format "python_trash state" version 2'),
         (lambda d: {**d, "version": True}, "version 2, got 'python_trash state' version True"),
         (lambda d: {**d, "version": 2.0}, "version 2, got 'python_trash state' version 2.0"),
+        (lambda d: {**d, "version": 1.0}, "version 2, got 'python_trash state' version 1.0"),
         (lambda d: {**d, "deal_outcomes": 7}, "deal_outcomes must be 1 (a seeded state) or 65536"),
         (lambda d: {**d, "deal_outcomes": True}, "deal_outcomes must be 1"),
         (lambda d: {**d, "deal_outcomes": 1}, "the deal's only chance outcome is 0, got 3"),

@@ -191,7 +191,10 @@ def _arming(new_initial_state: Callable[..., pyspiel.State]) -> Callable[..., py
     def arming(self: TextStateGame, *args: Any, **kwargs: Any) -> pyspiel.State:
         state = new_initial_state(self, *args, **kwargs)
         _armed.site = (_site(1), _GAME_NAMES.get(type(self), type(self).__name__))
-        _armed.state = weakref.ref(state, _disarm)  # the reader failed early: state dropped
+        try:  # the reader failed before unpickling: its state is dropped, the site forgotten
+            _armed.state = weakref.ref(state, _disarm)
+        except TypeError:  # a state class without weak references: kept until the next call
+            _armed.state = None
         return state
 
     arming.__name__ = arming.__qualname__ = "new_initial_state"
