@@ -286,6 +286,21 @@ def test_a_log_plays_back_forward_back_and_open(browser, tmp_path):
         screenshot(browser, tmp_path, "watch.png")
         assert errors(browser) == []
 
+        # A log that claims the other seat won: the page shows the replay's winner and
+        # names the claim, as the terminal's --replay does.
+        log = read_log(config.logs / final["log"])
+        loser = 1 - final["winners"][0]
+        (config.logs / "forged.json").write_text(json.dumps(log | {"winners": [loser]}))
+        browser.get(client.base + "/#watch/log/forged.json")
+        at(0)
+        browser.find_element("id", "w-last").click()
+        at(steps)
+        result = browser.find_element("id", "watch-result").text
+        assert f"{winner} won" in result and f"{final['names'][loser]} won" not in result
+        note = browser.find_element("id", "watch-note").text
+        assert "disagrees with the replay" in note and "winners: the log says" in note
+        assert errors(browser) == []
+
 
 def test_a_report_opens_as_a_leaderboard_with_links_to_games(browser, tmp_path):
     folder = tmp_path / "reports"
