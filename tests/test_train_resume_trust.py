@@ -275,3 +275,80 @@ def test_the_untouched_checkpoint_resumes(checkpoint, tmp_path):
     shutil.copytree(checkpoint.parents[1], run)
     assert main(TINY + ["--resume", str(run / "a_checkpoints")]) == 0
     assert json.loads((run / "a.json").read_text())["timesteps"] == 256
+
+
+# ---------------------------------------------------------------------------- the envs' state
+
+
+def test_the_checkpoint_code_names_no_private_attribute_of_the_envs():
+    """agents/training/env_state.py reads and restores the envs through their public
+    ``state_dict()``/``load_state_dict()`` and attributes only (issue 40, item 5)."""
+    import ast
+
+    from agents.training import env_state
+
+    tree = ast.parse(Path(env_state.__file__).read_text())
+    private = [
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+    ]
+    imported = [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name.startswith("_")
+    ]
+    paths = [
+        p for p in env_state.BATCH_ARRAYS.values() if any(s.startswith("_") for s in p.split("."))
+    ]
+    assert private == [] and imported == [] and paths == []
+
+
+def test_a_solo_env_and_its_shaping_continue_from_their_state_dicts():
+    from agents.training.shaping import ProgressShaping
+    from trash_env.solo import TrashSoloEnv
+
+    def fresh() -> ProgressShaping:
+        return ProgressShaping(TrashSoloEnv(opponents=["random"]), 0.5)
+
+    first = fresh()
+    first.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        first.step(int(rng.choice(np.flatnonzero(first.action_masks()))))
+    second = fresh()
+    second.unwrapped.load_state_dict(first.unwrapped.state_dict())
+    second.load_state_dict(first.state_dict())
+    assert second.state_dict() == first.state_dict()
+    assert json.loads(json.dumps(first.state_dict())) == first.state_dict()  # JSON values
+    assert first.unwrapped.state_dict() == second.unwrapped.state_dict()
+    first.reset()
+    second.reset()
+    assert first.unwrapped.deal_seed == second.unwrapped.deal_seed
+    with pytest.raises(ValueError):
+        second.load_state_dict({**first.state_dict(), "coef": -1.0})
+
+
+def test_a_batch_continues_from_its_state_dict():
+    pytest.importorskip("numba", reason="the batched engine needs numba")
+    from trash_env.vector import VectorGame
+
+    first = VectorGame(batch_size=4, seed=1)
+
+    def play(batch, steps: int, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        for _ in range(steps):
+            masks = batch.action_masks()
+            batch.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]), autoreset=True)
+
+    play(first, 300, 0)
+    second = VectorGame(batch_size=4, seed=99)
+    second.load_state_dict(first.state_dict())
+    play(first, 300, 1)
+    play(second, 300, 1)
+    assert first.games.tobytes() == second.games.tobytes()
+    assert np.array_equal(first.seeds, second.seeds)
