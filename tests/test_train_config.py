@@ -158,7 +158,7 @@ def test_the_docs_table_of_settings_per_player_count_is_the_configs():
 
 
 def test_a_checkpoint_from_before_lr_decay_refuses_a_schedule_it_did_not_train_with(tmp_path):
-    from agents.training.run import check_resume_flags
+    from agents.training.resume import check_resume_flags
 
     old = settle(TrainConfig(out=tmp_path / "m.safetensors", vec="dummy"))
     saved = {k: v for k, v in old.resume_flags().items() if k != "lr_decay"}

@@ -129,6 +129,22 @@ def whole_number(text: str) -> int:
     return value
 
 
+def integer_in(low: int, high: int) -> Callable[[str], int]:
+    """argparse type for a flag whose range :func:`check_int` checks with the other flags:
+    text that is no integer is refused with that same range (``--games abc`` and
+    ``--games 0`` name one rule)."""
+
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer from {low} to {high:,}, got {text!r}"
+            ) from None
+
+    return parse
+
+
 def check_int(flag: str, value: object, low: int, high: int) -> int:
     """An integer flag within ``[low, high]``, or ``ValueError`` naming the flag and range."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

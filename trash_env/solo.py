@@ -166,6 +166,18 @@ class TrashSoloEnv(gym.Env):
             agent = self._agent_cache[key] = build(entry)
         return agent
 
+    # ------------------------------------------------------------------ its generator
+
+    def state_dict(self) -> dict[str, Any]:
+        """What deals this env's next episodes: its generator's state (numpy's PCG64, as
+        plain values). An episode under way is a function of that state before its reset, the
+        reset's seed and the actions (agents/training/env_state.py replays it)."""
+        return {"rng": self._rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """The generator as :meth:`state_dict` gave it (numpy refuses a malformed state)."""
+        self._rng.bit_generator.state = state["rng"]
+
     # ------------------------------------------------------------------ Gymnasium API
 
     def reset(

@@ -40,6 +40,7 @@ from trash_env.cli import (
     add_rules_arguments,
     check_int,
     extra_install,
+    integer_in,
     need_modules,
     program_name,
     rules_options,
@@ -69,21 +70,21 @@ def build_parser() -> Parser:
     )
     parser.add_argument(
         "--games",
-        type=whole_number,
+        type=integer_in(1, MAX_GAMES),
         default=1000,
         help=f"games wanted, rounded up to whole duplicate deals, at most "
         f"{MAX_GAMES:,} (default: 1000)",
     )
     parser.add_argument(
         "--deals",
-        type=whole_number,
+        type=integer_in(1, MAX_GAMES),
         default=None,
         help="number of duplicate deals instead of --games",
     )
     parser.add_argument("--seed", type=whole_number, default=0, help="master seed (default: 0)")
     parser.add_argument(
         "--workers",
-        type=whole_number,
+        type=integer_in(1, MAX_WORKERS),
         default=1,
         help=f"processes, 1 to {MAX_WORKERS}; the numbers do not depend on it (default: 1)",
     )

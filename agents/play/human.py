@@ -8,7 +8,8 @@ on it; there the human also answers the "Trash!" call, which the env answers for
 
 Keys: ``s`` draw from the stock, ``d`` take the discard top, ``1``..``10`` a slot, ``n``
 decline a swap, ``trash`` call "Trash!"; at any question ``h`` shows help, ``t`` draws the
-table again and ``q`` leaves (:class:`HumanQuit`). End of input raises ``EOFError``.
+table again and ``q`` leaves (:class:`HumanQuit`, which ends a script quietly). End of input
+raises ``EOFError``.
 """
 
 from __future__ import annotations
@@ -49,8 +50,13 @@ A number card goes to its own slot; a wild card to a face-down slot of your choi
 Your turn ends when the card in hand cannot be placed; it goes on the discard pile."""
 
 
-class HumanQuit(Exception):
-    """The person asked to leave the game (typed ``q``)."""
+class HumanQuit(SystemExit):
+    """The person asked to leave the game (typed ``q``). A ``SystemExit`` (code 0): a script
+    that seats a human and does not catch it ends quietly, as the person asked, never with a
+    traceback; ``python -m agents.play`` catches it to say goodbye and save the game."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
 
 
 def seat_seeds(seed: int, num_players: int) -> list[int]:

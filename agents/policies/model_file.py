@@ -15,11 +15,9 @@ the sidecar and every tensor's name, dtype and shape is checked against it befor
 read; the header, the JSON's size and depth and every value the loader uses are bounded, so a
 hostile or damaged file fails with a ``ValueError`` that says what is wrong.
 
-What a model was trained for: the sidecar records the rules (every option) and ``trained_for``
-(the episode kind, ``game`` or ``round``, and the layout sizes training dealt; see
-:func:`trained_for`). A sidecar without ``trained_for`` is read as trained on what its rules
-say (their ``episode`` and ``start_size``), which is what train.py trained on when it wrote
-such sidecars.
+What a model was trained for (the sidecar's ``rules`` and ``trained_for``) is read by
+:mod:`agents.policies.trained_for`; the bounded JSON reader is
+:mod:`agents.policies.bounded_json`.
 """
 
 from __future__ import annotations
@@ -27,16 +25,24 @@ from __future__ import annotations
 import json
 import math
 import struct
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.policies.bounded_json import MAX_JSON_DEPTH, json_depth, parse_json
 from agents.policies.features import FEATURES, PairFeatures, extra_inputs, players_for
+from agents.policies.trained_for import (  # noqa: F401 - re-exported for the model's readers
+    check_trained_for,
+    describe_training,
+    other_rules_of_play,
+    sidecar_trained_for,
+    trained_for,
+    training_mismatch,
+)
 from trash_env.files import atomic_write_bytes, safe_text
 from trash_env.observation import OBS_VERSION, observation_size
-from trash_env.rules import Rules, option_spec
+from trash_env.rules import Rules
 
 MODEL_SUFFIX = ".safetensors"
 SIDECAR_FORMAT = "trash-env-policy"
@@ -47,7 +53,6 @@ ACTIVATIONS = ("tanh", "relu")
 # Bounds on what a model file may make the loader parse or allocate.
 MAX_FILE_BYTES = 256 * 2**20  # 256 MiB of tensors
 MAX_HEADER_BYTES = 2**20  # the safetensors JSON header, sidecar included
-MAX_JSON_DEPTH = 16
 MAX_LAYERS = 8
 MAX_WIDTH = 4096
 MAX_STRING = 4096
@@ -58,192 +63,7 @@ def sidecar_path(model_path: str | Path) -> Path:
     return Path(model_path).with_suffix(".json")
 
 
-# ---------------------------------------------------------------------------- trained for
-
-
-def trained_for(rules: Rules) -> dict[str, Any]:
-    """What training under ``rules`` covers: the episode kind and the layout sizes dealt.
-    A whole game passes through every size from ``start_size`` down to ``target_size + 1``;
-    a one-round episode deals ``start_size`` only."""
-    if rules.episode == "round":
-        sizes = [rules.start_size]
-    else:
-        sizes = list(range(rules.target_size + 1, rules.start_size + 1))
-    return {"episode": rules.episode, "layout_sizes": sizes}
-
-
-# Compared through trained_for (episode kind, layout sizes) or not a rule of play at all.
-_NOT_COMPARED = ("episode", "start_size", "max_turns", "num_decks")
-
-
-def _rules_differences(trained: Rules, game: Rules) -> list[str]:
-    """``option=game value (trained: value)`` for every rule of play that differs."""
-    out = []
-    if trained.decks != game.decks:
-        out.append(f"decks={game.decks} (trained: {trained.decks})")
-    for name, value in game.to_dict().items():
-        if name in _NOT_COMPARED or name == "num_players":
-            continue
-        if getattr(trained, name) != value:
-            out.append(f"{name}={value!r} (trained: {getattr(trained, name)!r})")
-    return out
-
-
-def other_rules_of_play(sidecar: dict[str, Any], game: Rules) -> tuple[list[str], list[str]]:
-    """How the rules of play of ``game`` differ from the model's (``option=game value
-    (trained: value)``, empty when they agree; the player count and layout sizes are left to
-    :func:`training_mismatch`), and the command-line flags that set the model's own values
-    where they differ (``--wilds kings``)."""
-    trained = Rules.from_options(**sidecar["rules"])
-    differences = _rules_differences(trained, game)
-    flags = []
-    for option in fields(Rules):
-        value = getattr(trained, option.name)
-        if option.name in (*_NOT_COMPARED, "num_players") or value == getattr(game, option.name):
-            continue
-        flag = option_spec(option)["flags"][0]
-        if isinstance(value, bool):
-            flags.append(flag if value else "--no-" + flag[2:])
-        elif value is not None:
-            flags.append(f"{flag} {value}")
-    return differences, flags
-
-
-def describe_training(sidecar: dict[str, Any]) -> str:
-    """The configuration a model was trained for, in words."""
-    rules = Rules.from_options(**sidecar["rules"])
-    covered = sidecar_trained_for(sidecar)
-    sizes = covered["layout_sizes"]
-    span = (
-        f"{sizes[0]}"
-        if len(sizes) == 1
-        else f"{sizes[0]}-{sizes[-1]}"
-        if sizes == list(range(sizes[0], sizes[-1] + 1))
-        else ",".join(map(str, sizes))
-    )
-    kind = "whole games" if covered["episode"] == "game" else "one-round games"
-    standard = Rules(
-        num_players=rules.num_players,
-        episode=rules.episode,
-        start_size=rules.start_size,
-        max_turns=rules.max_turns,
-    )
-    other = _rules_differences(standard, rules)
-    options = (
-        "standard rules"
-        if not other
-        else "rules " + ", ".join(o.split(" (trained")[0] for o in other)
-    )
-    return f"{rules.num_players} players, {kind} at layout sizes {span}, {options}"
-
-
-def sidecar_trained_for(sidecar: dict[str, Any]) -> dict[str, Any]:
-    """The sidecar's ``trained_for``; an older sidecar without it is read as trained on what
-    its rules say (train.py then trained on exactly the rules' episode and start size)."""
-    recorded = sidecar.get("trained_for")
-    if recorded is not None:
-        return recorded
-    return trained_for(Rules.from_options(**sidecar["rules"]))
-
-
-def training_mismatch(sidecar: dict[str, Any], rules: Rules) -> list[str]:
-    """How a game under ``rules`` differs from what the model was trained for (empty: it was
-    trained for it). The player count is not compared: it is checked by the caller."""
-    trained = Rules.from_options(**sidecar["rules"])
-    problems = _rules_differences(trained, rules)
-    covered = sidecar_trained_for(sidecar)
-    wanted = trained_for(rules)
-    if covered["episode"] == "round" and wanted["episode"] == "game":
-        problems.append("a whole game (trained on one-round games only)")
-    missing = sorted(set(wanted["layout_sizes"]) - set(covered["layout_sizes"]))
-    if missing:
-        problems.append(
-            "layout size(s) " + ",".join(map(str, missing)) + " (not dealt in training)"
-        )
-    return problems
-
-
-def _check_trained_for(data: dict[str, Any], where: str) -> None:
-    value = data.get("trained_for")
-    if value is None:
-        return
-    sizes = value.get("layout_sizes") if isinstance(value, dict) else None
-    if (
-        not isinstance(value, dict)
-        or value.get("episode") not in ("game", "round")
-        or not isinstance(sizes, list)
-        or not 1 <= len(sizes) <= 10
-        or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 10 for s in sizes)
-        or len(set(sizes)) != len(sizes)
-    ):
-        raise ValueError(
-            f"{where}: trained_for must be an object with episode (game or round) "
-            "and layout_sizes (distinct integers from 1 to 10), got "
-            f"{safe_text(repr(value))[:200]}"
-        )
-
-
 # ---------------------------------------------------------------------------- the sidecar
-
-
-def _depth(value: Any, limit: int) -> int:
-    """Nesting depth of a parsed JSON value, stopping early past ``limit``."""
-    if isinstance(value, dict):
-        children = list(value.values())
-    elif isinstance(value, list):
-        children = value
-    else:
-        return 0
-    deepest = 0
-    for child in children:
-        deepest = max(deepest, 1 + _depth(child, limit))
-        if deepest > limit:
-            break
-    return deepest
-
-
-def parse_json(
-    text: str | bytes,
-    where: str,
-    max_bytes: int = MAX_HEADER_BYTES,
-    max_depth: int = MAX_JSON_DEPTH,
-) -> Any:
-    """JSON from an untrusted source, bounded in size and nesting depth (``ValueError``)."""
-    if len(text) > max_bytes:
-        raise ValueError(f"{where}: {len(text)} bytes of JSON, more than the {max_bytes} allowed")
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{where}: not UTF-8 text ({error})") from None
-    # Depth before parsing: json's recursion on 100,000 brackets is slow or a RecursionError.
-    depth = peak = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            peak = max(peak, depth)
-            if peak > max_depth:
-                raise ValueError(f"{where}: JSON nested deeper than {max_depth} levels")
-        elif char in "]}":
-            depth -= 1
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as error:
-        raise ValueError(f"{where}: not valid JSON ({safe_text(error)})") from None
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _check_strings(value: Any, where: str) -> None:
@@ -302,7 +122,7 @@ def check_sidecar(data: Any, where: str) -> dict[str, Any]:
         raise ValueError(
             f"{where}: not a trash-env policy sidecar (format must be {SIDECAR_FORMAT!r})"
         )
-    if _depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+    if json_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise ValueError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     _check_strings(data, where)
     version = data.get("obs_version")
@@ -374,7 +194,7 @@ def check_sidecar(data: Any, where: str) -> dict[str, Any]:
     for key in ("timesteps", "seed"):
         if key in data and data[key] is not None:
             _int_in(data, key, 0, 2**63 - 1, where)
-    _check_trained_for(data, where)
+    check_trained_for(data, where)
     return data
 
 

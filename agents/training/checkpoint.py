@@ -140,6 +140,8 @@ def unpack(document: Any, tensors: dict[str, np.ndarray]) -> dict[str, Any]:
     checked policy, optimizer, rng and last-step tensors) and ``envs`` (the envs' fields)."""
     from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
+    from agents.training.checkpoint_checks import check_tensors
+
     error = best_match(_validator().iter_errors(document))
     if error is not None:
         where = "/".join(map(str, error.absolute_path)) or "top level"
@@ -166,6 +168,7 @@ def unpack(document: Any, tensors: dict[str, np.ndarray]) -> dict[str, Any]:
     params = {p for g in document["optimizer"]["param_groups"] for p in g["params"]}
     if {int(n.split("/")[1]) for n in optimizer} != params:
         raise ValueError("its optimizer state does not cover its parameters")
+    check_tensors(document, tensors)
     state = {k: v for k, v in document.items() if k not in ("format", "version", "env")}
     envs = [{**env, "arrays": arrays}] if env["kind"] == "batched" else env["envs"]
     return {**state, "tensors": tensors, "envs": envs}
@@ -232,12 +235,19 @@ def restore_model(state: dict[str, Any], venv: Any, model: Any) -> Any:
 
     import torch
 
+    from agents.training.checkpoint_checks import check_fits
+    from trash_env.files import safe_text
+
     where, tensors = "--resume: the checkpoint's", state["tensors"]
 
     def named(prefix: str) -> dict[str, Any]:
         return {n[len(prefix) :]: torch.from_numpy(v.copy()) for n, v in tensors.items()
                 if n.startswith(prefix)}  # fmt: skip
 
+    try:
+        check_fits(tensors, model, venv)
+    except ValueError as error:
+        raise ValueError(f"--resume: the checkpoint {safe_text(state['path'])}: {error}") from None
     groups = state["optimizer"]["param_groups"]
     optimizer = {
         "state": {i: named(f"optimizer/{i}/") for g in groups for i in g["params"]},
@@ -252,8 +262,6 @@ def restore_model(state: dict[str, Any], venv: Any, model: Any) -> Any:
             f"{where} policy or optimizer does not fit this network ({first})"
         ) from None
     obs, starts = tensors["last_obs"], tensors["last_episode_starts"]
-    if obs.shape != (venv.num_envs, *venv.observation_space.shape) or len(starts) != len(obs):
-        raise ValueError(f"{where} last observations do not fit these envs")
     model.num_timesteps = int(state["timesteps"])
     for key, attr in SB3.items():  # the two buffers as deques of the model's window
         value = state["sb3"][key]

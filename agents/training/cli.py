@@ -17,7 +17,8 @@ from agents.training.config import (
     VEC_CHOICES,
     TrainConfig,
 )
-from agents.training.run import prepare, train
+from agents.training.resume import prepare
+from agents.training.run import train
 from trash_env.cli import (
     Parser,
     add_rules_arguments,
@@ -86,9 +87,10 @@ def build_parser() -> Parser:
     add(
         "--out",
         type=Path,
-        default=DEFAULT_OUT,
+        default=None,
         help=f"model path (.safetensors); the sidecar copy (.json), CSV log, PNG, checkpoints "
-        f"and self-play pool go beside it (default: {DEFAULT_OUT})",
+        f"and self-play pool go beside it (default: {DEFAULT_OUT}; with --resume, the "
+        "checkpoint's own run: DIR/NAME_checkpoints continues DIR/NAME.safetensors)",
     )
     add(
         "--resume",
@@ -96,8 +98,10 @@ def build_parser() -> Parser:
         default=None,
         metavar="CKPT",
         help="continue training from this checkpoint (a step_N.ckpt, or a checkpoints "
-        "directory: its latest good one) up to --timesteps in total; a damaged checkpoint "
-        "is skipped for the previous one; a .ckpt holds tensors and JSON only",
+        "directory: its latest good one) up to --timesteps in total, writing into the "
+        "checkpoint's own run unless --out names a new one (never into another run's files); "
+        "a damaged checkpoint is skipped for the previous one; a .ckpt holds tensors and JSON "
+        "only",
     )
     add("--tensorboard", type=Path, default=None, metavar="DIR", help="TensorBoard log dir")
     add(
@@ -265,13 +269,15 @@ def main(argv: list[str] | None = None) -> int:
     checkpoint kept)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return run_interruptible(parser.prog, lambda: _run(parser, args), _kept(args.out))
+    runs: list[Path] = []  # the run's model path, once the config has decided it
+    return run_interruptible(parser.prog, lambda: _run(parser, args, runs), _kept(runs))
 
 
-def _run(parser: Parser, args: argparse.Namespace) -> int:
+def _run(parser: Parser, args: argparse.Namespace, runs: list[Path]) -> int:
     try:
         need_modules("training", extra_install("train"), *TRAIN_MODULES)  # one line, first
         config, checkpoint = prepare(config_of(args))
+        runs.append(config.out_path)
         train(config, checkpoint)
     except ValueError as error:
         return parser.refuse(error)
@@ -281,12 +287,16 @@ def _run(parser: Parser, args: argparse.Namespace) -> int:
     return 0
 
 
-def _kept(out: Path) -> Callable[[], str]:
+def _kept(runs: list[Path]) -> Callable[[], str]:
     """The note an interrupted run prints: where its checkpoints are, if it wrote any by
-    then (looked at when the run is interrupted)."""
-    folder = out.parent / f"{out.stem}_checkpoints"
+    then (looked at when the run is interrupted). ``--resume`` of that folder alone
+    continues this run, in its own files."""
 
     def note() -> str:
+        if not runs:
+            return ""
+        out = runs[-1]
+        folder = out.parent / f"{out.stem}_checkpoints"
         if not any(folder.glob("*.ckpt")):
             return ""
         return f" (checkpoints kept: continue with --resume {safe_text(folder)})"

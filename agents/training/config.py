@@ -111,6 +111,28 @@ RESUME_FLAGS = (
 )
 
 
+def run_of_checkpoints(resume: Path) -> Path | None:
+    """The model path of the run whose checkpoints ``--resume`` names: a run at
+    ``DIR/NAME.safetensors`` keeps them in ``DIR/NAME_checkpoints``. None where ``resume`` is
+    no checkpoint or folder (reading it says why); ``ValueError`` for a folder not named so
+    (its run is unknown: ``--out`` must say where to write)."""
+    from trash_env.files import safe_text
+
+    if resume.is_dir():
+        folder = resume
+    elif resume.is_file() and resume.suffix == ".ckpt":
+        folder = resume.parent
+    else:
+        return None
+    end = "_checkpoints"
+    if not folder.name.endswith(end) or folder.name == end:
+        raise ValueError(
+            f"--resume: {safe_text(str(folder))!r} is not a run's NAME{end} folder, so the run "
+            "to continue is unknown: give --out, a new model path for the resumed run"
+        )
+    return folder.parent / (folder.name[: -len(end)] + MODEL_SUFFIX)
+
+
 def flag(name: str) -> str:
     """The command-line flag of a field: ``ent_coef`` -> ``--ent-coef``."""
     return "--" + name.replace("_", "-")
@@ -173,7 +195,7 @@ class TrainConfig:
     envs: int | None = None
     vec: str | None = None
     opponents: tuple[str, ...] = ("greedy",)
-    out: Path = DEFAULT_OUT
+    out: Path | None = None  # None: the resumed checkpoint's own run, else DEFAULT_OUT
     resume: Path | None = None
     tensorboard: Path | None = None
     checkpoint_every: int = 500_000
@@ -274,13 +296,17 @@ class TrainConfig:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, Path(value))
-        out = self.out
+        if self.out is None:  # a resume continues its own run, never runs/default's
+            own = run_of_checkpoints(self.resume) if self.resume is not None else None
+            object.__setattr__(self, "out", own or DEFAULT_OUT)
+        out = self.out_path
         if out.suffix == ".zip":
             raise ValueError(
                 f"--out must end in {MODEL_SUFFIX} (train.py no longer writes "
                 f".zip models, which run code when loaded), got {str(out)!r}"
             )
         check_output_path("--out", out, (MODEL_SUFFIX,))
+        check_output_path("--out (its sidecar copy)", out.with_suffix(".json"))
         stem = out.parent / out.stem
         check_output_path("--out (its CSV log)", Path(f"{stem}_log.csv"))
         check_output_path("--out (its curve)", Path(f"{stem}_curve.png"))
@@ -296,6 +322,12 @@ class TrainConfig:
                     f"--tensorboard must be a directory, got the file {str(self.tensorboard)!r}"
                 )
             check_output_path("--tensorboard", self.tensorboard / "events")
+
+    @property
+    def out_path(self) -> Path:
+        """``out`` as construction decided it (given, the resumed run's, or the default)."""
+        assert self.out is not None
+        return self.out
 
     @property
     def net_arch(self) -> list[int]:

@@ -23,9 +23,6 @@ BATCH_ARRAYS = {
     "episode_start": "episode_start", "episode_shaping": "episode_shaping",
     "shaping_potential": "follower.potential", "shaping_deals": "follower.deals",
 }  # fmt: skip
-# Field name -> the shaping wrapper's attribute (ProgressShaping; its follower holds one game).
-SHAPING = {"coef": "coef", "potential": "_follower.potential", "deals": "_follower.deals",
-           "sum": "_sum", "fresh": "_fresh"}  # fmt: skip
 SNAPSHOT = ".safetensors:deterministic=false"  # a self-play snapshot's spec (envs.opponent_pool)
 
 
@@ -47,14 +44,15 @@ def batched_env_state(venv: Any) -> tuple[dict, dict[str, np.ndarray]]:
     specs = [getattr(p.source, "spec", None) if p is not None else None for p in core.policies]
     if any(p is not None and s is None for p, s in zip(core.policies, specs, strict=True)):
         raise ValueError("an opponent given as an object, not a spec, cannot be checkpointed")
-    arrays = {f"games/{name}": batch.games[name] for name in batch.games.dtype.names}
-    arrays["next_game_seeds"] = batch._seed_buffer[batch._seed_pos :]
+    saved = venv.state_dict()  # the batch's games and game-seed stream
+    arrays = {f"games/{name}": saved["games"][name] for name in batch.games.dtype.names}
+    arrays["next_game_seeds"] = saved["next_game_seeds"]
     arrays.update({name: attrgetter(attr)(core) for name, attr in BATCH_ARRAYS.items()})
     document = {
         "kind": "batched",
         "rules": core.rules.to_dict(),
         "rng": core.rng.bit_generator.state,
-        "game_rng": batch.rng.bit_generator.state,
+        "game_rng": saved["rng"],
         "shaping": float(core.shaping),
         "opponents": list(core.opponent_specs),
         "policies": specs,
@@ -65,7 +63,7 @@ def batched_env_state(venv: Any) -> tuple[dict, dict[str, np.ndarray]]:
 def restore_batched_env(saved: list[Any], config: Any, reference: Any) -> Any:
     """``reference`` (a new batch of the run's settings) given the checkpoint's fields."""
     from trash_env.rules import Rules
-    from trash_env.vector.env import _classify
+    from trash_env.vector.env import batch_policy
     from trash_env.vector.validate import check_seats, games_from_fields
 
     if len(saved) != 1 or saved[0]["kind"] != "batched":
@@ -78,7 +76,7 @@ def restore_batched_env(saved: list[Any], config: Any, reference: Any) -> Any:
             raise ValueError("has another opponent pool")
         seated = env["policies"][len(core.opponent_specs) :]  # self-play snapshots since
         check_from_run(seated, core.opponent_specs)
-        policies = core.policies + [None if s is None else _classify(s)[2] for s in seated]
+        policies = core.policies + [None if s is None else batch_policy(s) for s in seated]
         fields = {k[6:]: arrays.pop(k) for k in list(arrays) if k.startswith("games/")}
         games = games_from_fields(fields, core.rules) if fields else np.zeros(0)
         if len(games) != config.envs:
@@ -103,15 +101,19 @@ def restore_batched_env(saved: list[Any], config: Any, reference: Any) -> Any:
         if any(policies[i] is None for i in np.unique(values["opponent_policy"]) if i >= 0):
             raise ValueError("seats a policy it does not name")
         core.rng.bit_generator.state = env["rng"]
-        core.batch.rng.bit_generator.state = env["game_rng"]
+        reference.load_state_dict(
+            {
+                "games": games,
+                "seeds": values["game_seeds"],
+                "next_game_seeds": next_seeds,
+                "rng": env["game_rng"],
+            }
+        )
     except (ValueError, TypeError) as error:
         raise ValueError(f"--resume: the checkpoint's batched env {error}") from None
-    core.batch.games[:] = games
-    core.batch._seed_buffer, core.batch._seed_pos = next_seeds.copy(), 0
     for name, value in values.items():
         _set(core, BATCH_ARRAYS[name], value.copy())
     core.policies, core.shaping = policies, env["shaping"]
-    reference._started = True
     return reference
 
 
@@ -127,7 +129,7 @@ class Checkpointable(gym.Wrapper):
         solo: Any = self.env.unwrapped
         self.episode = {
             "seed": None if seed is None else int(seed),
-            "rng": solo._rng.bit_generator.state,
+            "rng": solo.state_dict()["rng"],
             "opponents": list(solo.opponent_specs),
             "actions": [],
             "replayable": not options and all(isinstance(e, str) for e in solo.pool.entries),
@@ -144,9 +146,8 @@ class Checkpointable(gym.Wrapper):
         episode = dict(self.episode) if self.episode is not None else None
         if episode is not None and not episode.pop("replayable"):
             raise ValueError("an episode reset with options or against agent objects (not specs)")
-        shaping = {name: attrgetter(attr)(self.env) for name, attr in SHAPING.items()}
-        shaping.update(potential=float(shaping["potential"][0]), deals=int(shaping["deals"][0]))
-        return {"episode": episode, "shaping": {**shaping, "coef": float(shaping["coef"])}}
+        shaping: Any = self.env  # a ProgressShaping (agents.training.envs.make_venv)
+        return {"episode": episode, "shaping": shaping.state_dict()}
 
 
 def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkpointable:
@@ -158,7 +159,7 @@ def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkp
         if episode is not None:
             check_from_run(episode["opponents"], pool)
             solo.set_opponents(episode["opponents"])
-            solo._rng.bit_generator.state = episode["rng"]
+            solo.load_state_dict({"rng": episode["rng"]})
             env.reset(seed=episode["seed"])
             for action in episode["actions"]:
                 _, _, terminated, truncated, info = env.step(action)
@@ -167,8 +168,5 @@ def restore_solo_env(saved: dict[str, Any], reference: Any, rank: int) -> Checkp
             solo.set_opponents(pool)
     except (ValueError, TypeError, RuntimeError) as error:
         raise ValueError(f"--resume: the checkpoint's env {rank}: {str(error)[:300]}") from None
-    figures = {**saved["shaping"], "deals": np.array([saved["shaping"]["deals"]], np.int64)}
-    figures["potential"] = np.array([figures["potential"]], np.float64)
-    for name, attr in SHAPING.items():
-        _set(reference, attr, figures[name])
+    reference.load_state_dict(saved["shaping"])  # ProgressShaping's figures
     return env

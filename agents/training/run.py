@@ -8,20 +8,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.training.config import (
-    FLAGS_ADDED,
-    GAE_LAMBDA,
-    MODEL_SUFFIX,
-    RESUME_FLAGS,
-    TrainConfig,
-    decided,
-    flag,
-    settle,
-)
+from agents.training.config import GAE_LAMBDA, MODEL_SUFFIX, TrainConfig, decided, settle
 from agents.training.envs import env_states, make_venv, opponent_pool
 from agents.training.eval_curve import EVAL_COLUMNS, evaluate_vs, evaluation_columns
 from agents.training.log import TRAIN_COLUMNS, EpisodeStats, append_row
 from agents.training.records import cut_log, model_files, remove_temp_files, repair_sidecar_copy
+from agents.training.resume import prepare
 from agents.training.schedules import learning_rate, shaping_at, shaping_end
 
 
@@ -37,19 +29,6 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
     return kwargs
 
 
-def check_resume_flags(config: TrainConfig, saved: dict[str, Any]) -> None:
-    """A resumed run reproduces the uninterrupted one only with the same training flags."""
-    given = config.resume_flags()
-    saved = {**FLAGS_ADDED, **saved}
-    differ = [name for name in RESUME_FLAGS if name in saved and saved[name] != given[name]]
-    if differ:
-        shown = "; ".join(f"{flag(n)} {saved[n]!r} (given {given[n]!r})" for n in differ)
-        raise ValueError(
-            f"--resume: the checkpoint was trained with other flags: {shown}; "
-            "give the checkpoint's values"
-        )
-
-
 class Run:
     """The state of one training run: its paths, envs, model, opponent pool and log."""
 
@@ -62,7 +41,7 @@ class Run:
         self.rules = dict(config.rules)
         self.rules_obj = Rules.from_options(**self.rules)
         self.num_players = self.rules_obj.num_players
-        out = config.out
+        out = config.out_path
         self.dir, self.stem = out.parent, out.stem
         self.pool_dir = self.dir / f"{self.stem}_pool"
         self.ckpt_dir = self.dir / f"{self.stem}_checkpoints"
@@ -226,6 +205,11 @@ class Run:
             self.shaping_now or 0.0,
             state["envs"] if state is not None else None,
         )
+        try:  # the checkpoint's every tensor checked against the network before the log is cut
+            self.model = self.make_model()
+        except ValueError:
+            self.venv.close()
+            raise
         if state is not None:
             self.last_logged = cut_log(self.csv_path, int(state["timesteps"]))
         if config.checkpoint_every <= self.timesteps:
@@ -239,7 +223,6 @@ class Run:
         if state is not None:  # the batch of the checkpoint holds its own coefficient
             self.shaping_now = None
             self.set_shaping(int(state["timesteps"]))
-        self.model = self.make_model()
         if config.imitate != "none" and state is None:
             from agents.training.imitation import imitate
 
@@ -329,7 +312,7 @@ class Run:
             "steps_per_s": round(throughput, 1),
             "evaluation_deals": config.final_deals,
         }
-        out = config.out
+        out = config.out_path
         self.save_model(out, info)
         png = plot_curve(
             self.csv_path,
@@ -408,29 +391,6 @@ class Run:
                 flush=True,
             )
         return row
-
-
-def prepare(config: TrainConfig) -> tuple[TrainConfig, dict[str, Any] | None]:
-    """Everything checked before any work: the checkpoint of ``config.resume`` read and
-    validated, the config settled (:func:`~agents.training.config.settle`, taking the
-    checkpoint's values where none is given) and checked against the checkpoint. Returns the
-    settled config and the checkpoint's state (None without ``resume``); ``ValueError``."""
-    from agents.training.checkpoint import find_checkpoint
-
-    state = find_checkpoint(config.resume) if config.resume is not None else None
-    config = settle(config, state["flags"] if state is not None else None)
-    if state is not None:
-        check_resume_flags(config, state["flags"])
-        if config.vec != "batched" and len(state["envs"]) != config.envs:
-            raise ValueError(
-                f"--resume: the checkpoint holds {len(state['envs'])} envs, --envs is {config.envs}"
-            )
-        if int(state["timesteps"]) > decided(config.timesteps, "timesteps"):
-            raise ValueError(
-                f"--timesteps {config.timesteps} is below the checkpoint's step "
-                f"{state['timesteps']}"
-            )
-    return config, state
 
 
 def train(config: TrainConfig, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:

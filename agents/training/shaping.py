@@ -87,6 +87,26 @@ class ProgressShaping(gym.Wrapper):
         """The learner's legal actions (MaskablePPO asks the outermost env)."""
         return self.solo.action_masks()
 
+    def state_dict(self) -> dict[str, Any]:
+        """The shaping's figures in the episode under way, as JSON values: the coefficient,
+        the potential and deal its follower stands at, the episode's sum, whether the
+        episode has had no step yet."""
+        return {
+            "coef": float(self.coef),
+            "potential": float(self._follower.potential[0]),
+            "deals": int(self._follower.deals[0]),
+            "sum": float(self._sum),
+            "fresh": bool(self._fresh),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """The figures as :meth:`state_dict` gave them (the coefficient checked)."""
+        self.coef = check_coef(state["coef"])
+        self._follower.potential = np.array([state["potential"]], np.float64)
+        self._follower.deals = np.array([state["deals"]], np.int64)
+        self._sum = float(state["sum"])
+        self._fresh = bool(state["fresh"])
+
     def start(self) -> None:
         """Follow the episode under way from its start (``reset`` calls it)."""
         self._follower.start(0, self.solo.game.deal_number)

@@ -13,11 +13,13 @@ game at once with the offender's loss. The env answers the "Trash!" call for eve
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from trash_env.engine import NUM_ACTIONS
 from trash_env.jax_env import engine as E
@@ -112,13 +114,49 @@ class TrashEnv:
     def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
         """One decision of the player to act. ``key``: the chance of this step (reshuffles,
         the next deal) draws from it; without one, from the key the game carries (so a game
-        is a function of ``init``'s key and the actions)."""
+        is a function of ``init``'s key and the actions). ``action``: one integer per game; a
+        float, a bool or an array is refused (``ValueError``), one outside 0..12 is illegal
+        and ends the game. Under ``jax.jit`` JAX narrows a 64-bit integer to int32 before the
+        step sees it (docs/jax.md, "Inputs"): :func:`~trash_env.jax_env.checked` refuses it."""
         return step_state(state, action, key, self._n, self.observation_kind)
 
     def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
-        """The observation of ``player_id`` (default: the player to act)."""
-        player = state.current_player if player_id is None else jnp.asarray(player_id, jnp.int32)
-        return observe_game(state._game, player, self._n, self.observation_kind)
+        """The observation of ``player_id`` (default: the player to act). A player id that is
+        not an integer is refused (``ValueError``); one outside ``0..num_players-1`` gets an
+        observation of NaN, never another seat's (:func:`~trash_env.jax_env.checked` refuses
+        it instead)."""
+        if player_id is None:
+            return observe_game(state._game, state.current_player, self._n, self.observation_kind)
+        player, seated = integer_input(player_id, self._n, "player_id")
+        seen = observe_game(state._game, player, self._n, self.observation_kind)
+        return jnp.where(seated, seen, jnp.nan)
+
+
+def integer_input(value: Any, count: int, name: str) -> tuple[jax.Array, jax.Array]:
+    """``value`` (an action or a player id, one per game) as an int32 in ``0..count-1`` and
+    whether it was in that range, compared at its own width before any narrowing (an int64
+    ``2**40 + 10`` is out of range, not 10). Not an integer scalar: ``ValueError``, at
+    trace time for a traced one (its dtype and shape are known then)."""
+    if isinstance(value, jax.core.Tracer):
+        dtype, shape = value.dtype, value.shape
+    else:
+        try:
+            concrete = np.asarray(value)
+        except (TypeError, ValueError, OverflowError):
+            concrete = np.asarray(object())
+        dtype, shape = concrete.dtype, concrete.shape
+        if dtype.kind in "iu" and shape == () and not isinstance(value, (bool, np.bool_)):
+            number = int(concrete)
+            ok = 0 <= number < count
+            return jnp.int32(number if ok else 0), jnp.bool_(ok)
+    if not (jnp.issubdtype(dtype, jnp.integer) and shape == ()):
+        raise ValueError(
+            f"{name} must be one integer per game (an int or an integer array's element), "
+            f"got {reprlib.repr(value)} of dtype {dtype} and shape {shape}: floats and bools "
+            "are not cast"
+        )
+    seated = (value >= 0) & (value < count)
+    return jnp.where(seated, jnp.clip(value, 0, count - 1), 0).astype(jnp.int32), seated
 
 
 def observe_game(g: E.Game, player: jax.Array, num_players: int, kind: str) -> jax.Array:
@@ -157,10 +195,11 @@ def step_state(
     g = state._game
     if key is not None:
         g = g._replace(key=key)
-    action = jnp.asarray(action, jnp.int32)
+    # An action outside 0..12 at its own width is illegal (an int64 2**40 + 10 too, which
+    # int32 would read as 10); a float, a bool or an array is refused (integer_input).
+    action, in_range = integer_input(action, NUM_ACTIONS, "action")
     over = state.terminated | state.truncated
-    legal = state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
-    legal = legal & (action >= 0) & (action < NUM_ACTIONS)
+    legal = state.legal_action_mask[action] & in_range
     ok = legal & ~over
     # Where the step does not play (a finished game, an illegal action) the engine gets an
     # action it refuses, so the game comes back unchanged and only the small fields below

@@ -19,6 +19,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -197,6 +198,26 @@ class VectorGame:
         out = self._seed_buffer[self._seed_pos : self._seed_pos + count].copy()
         self._seed_pos += count
         return out
+
+    def state_dict(self) -> dict[str, Any]:
+        """What continues the batch exactly, as plain values: its games (one record each),
+        their seeds, the game seeds drawn but not used yet, and the generator that draws the
+        next ones (numpy's PCG64 state)."""
+        return {
+            "games": self.games.copy(),
+            "seeds": self.seeds.copy(),
+            "next_game_seeds": self._seed_buffer[self._seed_pos :].copy(),
+            "rng": self.rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """The batch as :meth:`state_dict` gave it. The caller checks the games first
+        (:func:`trash_env.vector.validate.games_from_fields`): the kernels trust them."""
+        self.rng.bit_generator.state = state["rng"]  # numpy refuses a malformed one
+        self.games[:] = state["games"]
+        self.seeds[:] = state["seeds"]
+        self._seed_buffer = np.array(state["next_game_seeds"], np.uint64)
+        self._seed_pos = 0
 
     # ------------------------------------------------------------------ games
 

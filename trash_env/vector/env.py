@@ -108,6 +108,12 @@ def _classify(entry: Any) -> tuple[int, float, _Policy | None]:
     )
 
 
+def batch_policy(entry: Any) -> Any:
+    """The batched policy an opponent pool entry plays with (None for a compiled bot), as
+    the batch seats it: a checkpoint's self-play snapshots are seated again through it."""
+    return _classify(entry)[2]
+
+
 def supports_opponents(opponents: Sequence[Any] | str) -> bool:
     """Whether every entry of this opponent pool can play inside the batched env."""
     try:
@@ -446,6 +452,17 @@ class TrashVecEnv(_BatchMethods, _VecEnv):
         super().__init__(self.core.num_envs, observation_space, action_space)
         self._actions: np.ndarray | None = None
         self._started = False
+
+    def state_dict(self) -> dict[str, Any]:
+        """The batch's games and game-seed stream (:meth:`VectorGame.state_dict`); the seating,
+        episode figures and opponents are the core's public arrays (``self.core``)."""
+        return self.core.batch.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """The batch as :meth:`state_dict` gave it (checked by the caller), stepped on from
+        there without a reset."""
+        self.core.batch.load_state_dict(state)
+        self._started = True
 
     # -- VecEnv API
     def reset(self) -> np.ndarray:
