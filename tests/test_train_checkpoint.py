@@ -251,7 +251,7 @@ def test_a_truncated_checkpoint_is_refused(run, tmp_path, capsys):
 # ---------------------------------------------------------------------------- the old layout
 
 
-def test_a_checkpoint_of_an_older_layout_resumes_bit_for_bit(tmp_path, capsys):
+def test_a_checkpoint_of_an_older_layout_resumes_as_written(tmp_path, capsys):
     """Written by the code of commit 912cceb (tests/data/checkpoint_v3/README.md), whose batch
     kept its shaping figures in private fields that have since moved: it names none of them."""
     shutil.copy(OLD / "step_000000064.ckpt", tmp_path)
@@ -260,7 +260,12 @@ def test_a_checkpoint_of_an_older_layout_resumes_bit_for_bit(tmp_path, capsys):
     first, _ = load_tensors(OLD / "uninterrupted_step_000000128.safetensors")
     second, _ = load_tensors(tmp_path / "b_checkpoints" / "step_000000128.safetensors")
     assert first.keys() == second.keys()
-    assert all(np.array_equal(first[k], second[k]) for k in first)
+    # The stored policy was computed on another machine: torch's float32 kernels round
+    # differently per instruction set (AVX2 or AVX-512), by a few units in the last place. A
+    # resume that lost any state (a random stream, an optimizer moment, the batch's games)
+    # would take other actions and move the weights by far more than this bound.
+    for k in first:
+        np.testing.assert_allclose(second[k], first[k], rtol=1e-6, atol=1e-7, err_msg=k)
 
 
 def test_a_version_2_checkpoint_is_refused_in_one_sentence(tmp_path, capsys):
