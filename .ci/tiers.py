@@ -21,7 +21,7 @@ def collected(marks: list[str] | None) -> set[str]:
     args += ["-m", ""] if marks == [] else (marks or [])
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode not in (0, 5):  # 5: nothing collected
-        raise SystemExit(f"tiers.py: {' '.join(args[1:])} failed:\\n{done.stdout}{done.stderr}")
+        raise SystemExit(f"tiers.py: {' '.join(args[1:])} failed:\n{done.stdout}{done.stderr}")
     return {line for line in done.stdout.splitlines() if "::" in line}
 
 
@@ -31,8 +31,8 @@ def main() -> int:
     both = sorted(quick & slow)
     print(f"tests: {len(every)} in all, {len(quick)} in `pytest`, {len(slow)} in `pytest -m slow`")
     if not every or left_out or both or len(quick) + len(slow) != len(every):
-        print("in neither tier:", *left_out[:20], sep="\\n  ")
-        print("in both tiers:", *both[:20], sep="\\n  ")
+        print("in neither tier:", *left_out[:20], sep="\n  ")
+        print("in both tiers:", *both[:20], sep="\n  ")
         return 1
     return 0
 

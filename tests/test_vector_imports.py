@@ -84,3 +84,12 @@ def test_a_short_evaluation_loads_neither_numba_nor_torch() -> None:
     assert small.name == "reference" and f"below {SMALL_GAMES}" in small.why
     assert engine_for(["greedy", "random"], Rules(), games=SMALL_GAMES).name == "batched"
     assert engine_for(["greedy", "random"], Rules(), "batched", games=2).name == "batched"
+
+
+def test_the_gymnasium_env_loads_neither_torch_nor_sb3() -> None:
+    """stable-baselines3's VecEnv (and torch with it) comes with TrashVecEnv alone."""
+    pytest.importorskip("stable_baselines3", reason="the check needs it installed to mean much")
+    code = "from trash_env.vector import SoloBatch, TrashVectorEnv, supports_opponents"
+    loaded = _imported_after(code)
+    assert "gymnasium" in loaded  # the probe sees what the import loaded
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
