@@ -9,7 +9,6 @@ that matter and fills the rest from what is left of the decks.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from collections import Counter
@@ -205,12 +204,26 @@ def expected_pairs(g: Game, observer: int) -> np.ndarray:
     return np.array(out, np.float32)
 
 
-def answer_ctrl_c() -> None:
-    """``preexec_fn`` for a child a test interrupts with SIGINT, as a terminal's Ctrl-C would:
-    a job started in the background of a script (``pytest ... &``, CI runners) inherits SIGINT
-    *ignored*, and a program rightly keeps an inherited ignore, so the test restores the
-    default a terminal gives."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# Sets up the child, then becomes the program (argv: the file-size limit or -1, the program).
+_LAUNCHER = (
+    "import os, resource, signal, sys\n"
+    "if int(sys.argv[1]) >= 0:\n"
+    "    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]),) * 2)\n"
+    "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def launched(args: Sequence[str], file_size: int | None = None) -> list[str]:
+    """``args`` started through a small launcher that gives the program the default SIGINT a
+    terminal gives (a job started in the background of a script, ``pytest ... &`` or a CI
+    runner, inherits SIGINT *ignored*, and a program rightly keeps an inherited ignore, so a
+    test that interrupts it restores the default) and, with ``file_size``, ``ulimit -f`` in
+    bytes, then executes it. Not a ``preexec_fn``: that runs Python in a fork of the test
+    process, unsafe once JAX has started its threads there (JAX warns "os.fork() was
+    called")."""
+    limit = -1 if file_size is None else file_size
+    return [sys.executable, "-c", _LAUNCHER, str(limit), *args]
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -220,13 +233,12 @@ def start_interruptible(
     args: Sequence[str], cwd: Path, stdout: int = subprocess.DEVNULL
 ) -> subprocess.Popen:
     """Start a program a test interrupts (Ctrl-C, SIGKILL) in a session of its own, with the
-    default SIGINT (:func:`answer_ctrl_c`) and this checkout first on its path; stderr is
-    piped, as text."""
+    default SIGINT (:func:`launched`) and this checkout first on its path; stderr is piped,
+    as text."""
     return subprocess.Popen(
-        list(args),
+        launched(args),
         cwd=cwd,
         start_new_session=True,
-        preexec_fn=answer_ctrl_c,
         stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,

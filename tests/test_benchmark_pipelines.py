@@ -28,6 +28,7 @@ def pipelines(*flags: str, timeout: float) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="needs the vector extra")
 def test_the_benchmark_runs_every_seed_judges_on_its_own_seed_and_reports_what_it_cannot_run(
     tmp_path,

@@ -175,6 +175,7 @@ def test_counting_lays_the_wild_where_the_natural_is_least_likely():
 # ---------------------------------------------------------------------------- strength
 
 
+@pytest.mark.slow
 def test_greedy_beats_random():
     # One-sided test at 2.5%: the lower end of the 95% interval of greedy's head-to-head rate
     # lies above 1/2. 400 duplicate deals of one round; measured rate about 0.78.
@@ -187,6 +188,7 @@ def test_greedy_beats_random():
     assert report.agents["greedy"]["ci95"][0] > 0.25  # above par among 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("spec", "deals", "margin"),
     [("counting", 3000, 0.03), ("search:rollouts=8", 400, 0.06)],

@@ -111,6 +111,7 @@ def _play_one(seed: int) -> int:
     return steps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_random_play_keeps_invariants_and_ends(chunk):
     for i in range(GAMES_PER_CHUNK):
@@ -150,6 +151,7 @@ def test_random_play_reaches_every_decision_and_event():
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@pytest.mark.slow
 @given(
     data=st.data(),
     players=st.integers(2, 6),

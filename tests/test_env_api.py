@@ -60,11 +60,13 @@ def test_api_raw(options):
     api_test(trash_env.raw_env(**options), num_cycles=100)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", OPTIONS, ids=IDS)
 def test_seed(options):
     seed_test(lambda: trash_env.env(**options), num_cycles=300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", OPTIONS, ids=IDS)
 def test_render(options, capsys):
     render_test(lambda render_mode: trash_env.env(render_mode=render_mode, **options))

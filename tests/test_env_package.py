@@ -65,6 +65,7 @@ def test_rule_book_is_inside_the_repository_and_the_readme_links_only_there():
         assert f"def {name}(" in tests, name
 
 
+@pytest.mark.slow
 def test_wheel_ships_py_typed_the_version_and_the_licence(tmp_path):
     pytest.importorskip(
         "setuptools",

@@ -195,6 +195,7 @@ def test_batched_opponents_keep_the_plain_observation():
         assert np.array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_openspiel_tensors_carry_the_pairs():
     pyspiel = pytest.importorskip("pyspiel", reason=SPIEL)
     from trash_env import spiel

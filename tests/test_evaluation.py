@@ -330,6 +330,7 @@ def _run_script(tmp_path: Path, body: str, timeout: float = 90) -> subprocess.Co
         pytest.fail(f"the script hung for {timeout} s instead of failing")
 
 
+@pytest.mark.slow
 def test_evaluate_from_a_script_without_main_guard_fails_clearly_instead_of_hanging(tmp_path):
     result = _run_script(
         tmp_path,
@@ -344,6 +345,7 @@ def test_evaluate_from_a_script_without_main_guard_fails_clearly_instead_of_hang
     assert 'if __name__ == "__main__":' in result.stderr
 
 
+@pytest.mark.slow
 def test_a_worker_that_crashes_ends_the_evaluation_with_a_clear_error(tmp_path):
     result = _run_script(
         tmp_path,
@@ -541,6 +543,7 @@ def test_an_interrupted_or_killed_evaluation_leaves_no_process_and_says_one_line
     assert (process.returncode, err.strip()) == expected, err
 
 
+@pytest.mark.slow
 def test_results_stream_into_the_statistics_instead_of_piling_up():
     """Memory flat in the number of games: the GameResults alive at any moment are those of
     the chunks in flight, however many games are done."""
@@ -582,6 +585,7 @@ def test_results_stream_into_the_statistics_instead_of_piling_up():
 # ---------------------------------------------------------------------------- saved games
 
 
+@pytest.mark.slow
 def test_saved_games_are_game_logs_that_validate_replay_and_rebuild_every_card(tmp_path):
     import io
 

@@ -54,6 +54,7 @@ def both(specs: list[str], rules: Rules, **options: object) -> tuple:
     return reference, batched
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "family",
     range(len(FAMILIES)),
@@ -88,7 +89,7 @@ def test_saved_games_are_the_same_files(tmp_path: Path) -> None:
     both(["pretrained", "random"], rules, deals=5, seed=1, save_games=tmp_path / "ref")
     reference = sorted((tmp_path / "ref").glob("*.json"))
     specs = ["pretrained", "random"]
-    report = evaluate(specs, rules, deals=5, seed=1, save_games=tmp_path / "bat")
+    report = evaluate(specs, rules, deals=5, seed=1, save_games=tmp_path / "bat", engine="batched")
     assert report.engine.startswith("batched")
     batched = sorted((tmp_path / "bat").glob("*.json"))
     assert [p.name for p in batched] == [p.name for p in reference] and len(batched) == 10
@@ -199,6 +200,7 @@ def test_training_evaluations_play_on_the_batched_engine(monkeypatch, tmp_path: 
         return play(self, first, stop)
 
     monkeypatch.setattr(batched.BatchedPlayer, "play", counted)
+    monkeypatch.setattr(batched, "SMALL_GAMES", 1)  # batched even for these few games
     model = str(pretrained_path(2))
     assert evaluate_vs(model, "greedy", deals=3, seed=1, workers=2)["games"] == 6
     assert evaluation_columns(model, deals=2, seed=1)["random_games"] == 4
@@ -227,6 +229,7 @@ def test_a_rows_logits_do_not_depend_on_the_batch() -> None:
     assert np.array_equal(forward(agent.layers, x[3:4]), whole[3:4])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "family",
     range(len(FAMILIES)),
@@ -241,6 +244,7 @@ def test_worker_processes_play_the_same_games(family: int, monkeypatch) -> None:
     rules = Rules(**options)
     deals = 12 if rules.num_players < 5 else 4
     monkeypatch.setattr(batched, "SPLIT_MIN_GAMES", 1)  # split even these few games
+    monkeypatch.setattr(batched, "SMALL_GAMES", 1)  # and batched
     pools: list[tuple[int, str]] = []
     stream = pool.local_stream
 
@@ -268,6 +272,7 @@ def test_worker_processes_play_the_same_games(family: int, monkeypatch) -> None:
         assert report.table() == one.table()
 
 
+@pytest.mark.slow
 def test_worker_processes_save_the_same_games(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from agents.evaluation import batched
 

@@ -20,7 +20,7 @@ import pytest
 from helpers import evaluate_model
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # slow: the second tier
 
 
 def _needs(*modules: str) -> None:

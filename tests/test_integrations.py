@@ -12,6 +12,8 @@ import pytest
 import trash_env
 from trash_env.integrations import TransitionBuilder, play_game, require
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
 
 def _policy(seed: int):
     rng = np.random.default_rng(seed)

@@ -11,7 +11,7 @@ import pytest
 from agents.evaluation import evaluate
 from trash_env.rules import Rules
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # slow: the second tier
 ray = pytest.importorskip("ray", reason="ray is not installed (the 'ray' extra)")
 
 

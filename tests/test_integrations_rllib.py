@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # slow: the second tier
 pytest.importorskip("ray.rllib", reason="ray[rllib] is not installed (the 'rllib' extra)")
 
 from trash_env.integrations.rllib import TrashMultiAgentEnv, rl_module_spec  # noqa: E402

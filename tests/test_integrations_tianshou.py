@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # slow: the second tier
 pytest.importorskip("tianshou", reason="tianshou is not installed (the 'tianshou' extra)")
 
 from tianshou.algorithm.multiagent.marl import MultiAgentOffPolicyAlgorithm  # noqa: E402

@@ -32,6 +32,9 @@ _step = jax.jit(jax.vmap(step_state, in_axes=(0, 0, None, None, None)), static_a
 _step1 = jax.jit(step_state, static_argnums=(3, 4))
 
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
+
 def one_step(env: object) -> object:
     return lambda state, action, key=None: _step1(
         state,

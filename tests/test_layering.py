@@ -99,6 +99,49 @@ def test_trash_env_never_imports_agents() -> None:
     assert not offenders, "trash_env must not import agents:\n" + "\n".join(offenders)
 
 
+# trash_env/ by floor (docs/development.md draws it, from the import graph): a module imports
+# only modules on the floors below its own; a sub-package (vector, jax_env, exact,
+# integrations) is one unit, free inside. ``__init__`` is the package's own module.
+TRASH_ENV_FLOORS: tuple[tuple[str, frozenset[str]], ...] = tuple(
+    (floor, frozenset(names.split()))
+    for floor, names in (
+        ("basics", "actions cards files numba_cache progress sampling seeding"),
+        ("rules", "rules"),
+        ("rule book", "cli codes engine"),
+        ("what a seat sees", "observation reward rules_arrays text view"),
+        ("seats", "agent pairs render"),
+        ("games", "match opponents spiel"),
+        ("envs", "env solo"),
+        ("the other engines", "exact jax_env vector"),
+        ("the package", "__init__"),
+        ("integrations", "integrations"),
+    )
+)
+
+
+def trash_env_unit(name: str) -> str:
+    """The floor's unit of module ``name`` of trash_env: a top-level module, a sub-package or
+    ``__init__`` (the package itself)."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_trash_env_modules_import_only_the_floors_below_them() -> None:
+    floor_of = {unit: k for k, (_, units) in enumerate(TRASH_ENV_FLOORS) for unit in units}
+    offenders = []
+    for path in modules("trash_env"):
+        source = trash_env_unit(module_name(path))
+        assert source in floor_of, f"trash_env.{source} is on no floor: add it to TRASH_ENV_FLOORS"
+        for line, name in imported(path):
+            target = trash_env_unit(name)
+            if top(name) != "trash_env" or target == source:
+                continue
+            if floor_of.get(target, len(TRASH_ENV_FLOORS)) >= floor_of[source]:
+                where = TRASH_ENV_FLOORS[floor_of[source]][0]
+                offenders.append(f"{path.relative_to(ROOT)}:{line} ({where}) imports {name}")
+    assert not offenders, "an import against trash_env's floors:\n" + "\n".join(offenders)
+
+
 # agents/ by job (docs/development.md draws it): each sub-package may import only the ones
 # listed for it; web and training sit on top, the policies' model files at the bottom.
 AGENT_LAYERS = {

@@ -5,7 +5,6 @@ left (trash_env/files.py, evaluate.py, train.py)."""
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -17,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, start_interruptible
+from helpers import ROOT, launched, start_interruptible
 
 from agents.evaluation import cli
 from trash_env.files import atomic_write_text, check_output_path, sweep_temp_files
@@ -127,16 +126,11 @@ def test_a_symlink_is_written_through_to_its_target_and_kept(tmp_path):
 # ---------------------------------------------------------------------------- a full disk
 
 
-def _limit_file_size() -> None:
-    """``ulimit -f 8`` (8 KiB) for the child: its larger writes fail with EFBIG."""
-    resource.setrlimit(resource.RLIMIT_FSIZE, (8 * 1024, 8 * 1024))
-
-
 def _run_limited(args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``ulimit -f 8`` (8 KiB) for the child: its larger writes fail with EFBIG."""
     return subprocess.run(
-        [sys.executable, *args],
+        launched([sys.executable, *args], file_size=8 * 1024),
         cwd=cwd,
-        preexec_fn=_limit_file_size,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -189,21 +183,23 @@ def test_a_full_disk_under_save_games_is_one_line_and_keeps_the_last_good_file(t
 def test_a_report_that_does_not_fit_is_one_line_and_keeps_the_last_good_file(tmp_path):
     (tmp_path / "r.json").write_text("the last good report\n")
     result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "evaluate.py"),
-            "--agents",
-            "greedy",
-            "random",
-            "--games",
-            "4",
-            "--json",
-            "r.json",
-            "--no-progress",
-            "--quiet",
-        ],
+        launched(
+            [
+                sys.executable,
+                str(ROOT / "evaluate.py"),
+                "--agents",
+                "greedy",
+                "random",
+                "--games",
+                "4",
+                "--json",
+                "r.json",
+                "--no-progress",
+                "--quiet",
+            ],
+            file_size=512,
+        ),
         cwd=tmp_path,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512)),
         capture_output=True,
         text=True,
         timeout=300,

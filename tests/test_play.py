@@ -11,6 +11,7 @@ import json
 import os
 import re
 import select
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -729,21 +730,36 @@ def _read_until(fd: int, pattern: str, timeout: float = TERMINAL_TIMEOUT) -> str
     return seen.decode(errors="replace")
 
 
+# The child's first moments: the pseudo-terminal becomes its controlling terminal, SIGINT
+# gets the disposition asked for (argv[1]: a signal module name, or "keep"), then the game.
+_TERMINAL_LAUNCHER = (
+    "import fcntl, os, signal, sys, termios\n"
+    "fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
+    "if sys.argv[1] != 'keep':\n"
+    "    signal.signal(signal.SIGINT, getattr(signal, sys.argv[1]))\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'agents.play', *sys.argv[2:]])\n"
+)
+_CHILDREN: list[subprocess.Popen] = []  # reaped by _exit_code's waitpid
+
+
 def _spawn(args: list[str], sigint: object = None) -> tuple[int, int]:
     """The game in a new pseudo-terminal; ``sigint``: the SIGINT disposition it inherits
-    (None: this process's)."""
-    import pty
+    (None: this process's). Started as a new process, not a fork of this one: a fork of a
+    process that has started JAX's threads is unsafe (JAX warns "os.fork() was called")."""
     import signal
 
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the pseudo-terminal is its controlling terminal
-        try:
-            if sigint is not None:
-                signal.signal(signal.SIGINT, sigint)
-            os.execv(sys.executable, [sys.executable, "-m", "agents.play", *args])
-        finally:
-            os._exit(127)
-    return pid, fd
+    names = {None: "keep", signal.SIG_IGN: "SIG_IGN", signal.SIG_DFL: "SIG_DFL"}
+    main, terminal = os.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-c", _TERMINAL_LAUNCHER, names[sigint], *args],  # type: ignore[index]
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        start_new_session=True,  # a session of its own, whose controlling terminal it takes
+    )
+    os.close(terminal)
+    _CHILDREN.append(child)
+    return child.pid, main
 
 
 def _wait_until_reading(pid: int, timeout: float = TERMINAL_TIMEOUT) -> None:

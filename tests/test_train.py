@@ -76,6 +76,9 @@ SMOKE = [
 ]
 
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("smoke") / "model.safetensors"

@@ -75,6 +75,9 @@ BATCHED = COMMON + [
 ]
 
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
+
 class Evil:
     """Unpickling this writes the marker file: the payload a crafted pickle carries."""
 

@@ -27,6 +27,9 @@ from trash_env.solo import TrashSoloEnv
 ROOT = Path(__file__).resolve().parents[1]
 
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
+
 def _actor(inputs: int, activation: type = nn.Tanh, seed: int = 0) -> nn.Sequential:
     torch.manual_seed(seed)
     return nn.Sequential(

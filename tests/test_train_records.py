@@ -56,6 +56,9 @@ FLAGS = [
 EVAL_COLUMNS = ("timesteps", "eval_games", "eval_win_rate", "random_games", "random_win_rate")
 
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
+
 def _rows(csv_path: Path) -> list[tuple]:
     with csv_path.open(newline="") as handle:
         return [tuple(row[c] for c in EVAL_COLUMNS) for row in csv.DictReader(handle)]

@@ -32,6 +32,8 @@ from trash_env.progress import (
 )
 from trash_env.solo import TrashSoloEnv
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
 
 def test_potential_on_a_stacked_deal() -> None:
     # Player 0's first draw is forced: it draws the 3 (its slot 3 holds a queen, which ends

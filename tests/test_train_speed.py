@@ -15,6 +15,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import train_speed  # noqa: E402  (benchmarks/train_speed.py)
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
 
 def test_the_model_path_is_the_last_out_flag_or_the_temporary_one(tmp_path):
     assert train_speed.out_path(["--seed", "1"], tmp_path) == tmp_path / "model.safetensors"

@@ -65,3 +65,31 @@ def test_import_vector_skips_scipy_linalg_and_leaves_numba_whole() -> None:
     assert out[0] == "no-linalg", out
     assert out[1] == "(3.0, 1.7320508075688772, array([1., 2., 3., 2., 1.]))", out
     assert out[2] == "linalg", out
+
+
+def test_a_short_evaluation_loads_neither_numba_nor_torch() -> None:
+    """``evaluate.py --deals 1`` plays its 2 games on the reference engine: faster than loading
+    numba and the kernels (agents/evaluation/batched.py's SMALL_GAMES); a larger one batched."""
+    from agents.evaluation.batched import SMALL_GAMES, engine_for
+    from trash_env.rules import Rules
+
+    code = (
+        "from agents.evaluation.cli import main\n"
+        "main(['--agents', 'greedy', 'random', '--deals', '1', '--quiet', '--no-progress'])"
+    )
+    loaded = _imported_after(code)
+    assert "trueskill" in loaded  # the probe sees what the evaluation loaded
+    assert not loaded & {"numba", *HEAVY}, sorted(loaded & {"numba", *HEAVY})
+    small = engine_for(["greedy", "random"], Rules(), games=SMALL_GAMES - 1)
+    assert small.name == "reference" and f"below {SMALL_GAMES}" in small.why
+    assert engine_for(["greedy", "random"], Rules(), games=SMALL_GAMES).name == "batched"
+    assert engine_for(["greedy", "random"], Rules(), "batched", games=2).name == "batched"
+
+
+def test_the_gymnasium_env_loads_neither_torch_nor_sb3() -> None:
+    """stable-baselines3's VecEnv (and torch with it) comes with TrashVecEnv alone."""
+    pytest.importorskip("stable_baselines3", reason="the check needs it installed to mean much")
+    code = "from trash_env.vector import SoloBatch, TrashVectorEnv, supports_opponents"
+    loaded = _imported_after(code)
+    assert "gymnasium" in loaded  # the probe sees what the import loaded
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))

@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SOAK = ROOT / "benchmarks" / "soak.py"
 
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
+
 def _soak_module():
     spec = importlib.util.spec_from_file_location("soak", SOAK)
     module = importlib.util.module_from_spec(spec)

@@ -40,6 +40,9 @@ FLAGS = [
 WAIT = 60  # seconds for anything the page must show (the machine may be loaded)
 
 
+pytestmark = pytest.mark.slow  # the second tier: `pytest -m slow`
+
+
 def _missing() -> str | None:
     try:
         import selenium  # noqa: F401

@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers import answer_ctrl_c
+from helpers import launched
 from web_support import TIMEOUT, serving
 
 from agents.play.game_log import read_log
@@ -44,13 +44,14 @@ def test_the_command_serves_and_stops_on_every_signal_logging_open_games(tmp_pat
     progress (a slow search at six seats), and write the open games' logs."""
     logs = tmp_path / "logs"
     process = subprocess.Popen(
-        [sys.executable, "-m", "agents.web", "--port", "0", "--logs", str(logs)]
-        + ["--reports", str(tmp_path)],
+        launched(
+            [sys.executable, "-m", "agents.web", "--port", "0", "--logs", str(logs)]
+            + ["--reports", str(tmp_path)]
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=os.environ.copy(),
-        preexec_fn=answer_ctrl_c,
     )
     try:
         line = process.stdout.readline()

@@ -25,8 +25,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from trash_env.numba_cache import njit
 from trash_env.vector._kernels import PARALLEL_MIN_GAMES  # also sets the threads' wait policy
 from trash_env.vector._threads import PARALLEL_LOCK
 

@@ -51,6 +51,10 @@ BATCH_GAMES = 8192
 # (the policies' dense layers, Python) leave idle, and each costs a CPU second to start. On 2
 # shared cores the split lost at 5,000, 20,000 and 50,000 games per worker (docs/agents.md).
 SPLIT_MIN_GAMES = 100_000
+# Evaluations of fewer games play on the reference engine under ``engine="auto"``: it finishes
+# them before numba and the kernels would have loaded (about a second, more than the whole
+# reference run; docs/agents.md has the figures).
+SMALL_GAMES = 16
 
 
 @dataclass(frozen=True)
@@ -96,11 +100,16 @@ def batched_form(spec: str, rules: Rules) -> str | None:
 
 
 def engine_for(
-    specs: Sequence[str], rules: Rules, engine: str = "auto", backend: str = "local"
+    specs: Sequence[str],
+    rules: Rules,
+    engine: str = "auto",
+    backend: str = "local",
+    games: int | None = None,
 ) -> Engine:
-    """The engine an evaluation of ``specs`` plays on. ``engine``: ``"auto"`` (batched when
-    every agent has a batched form and numba is installed), ``"batched"`` (ValueError naming
-    the agent without one) or ``"reference"``."""
+    """The engine an evaluation of ``specs`` (``games`` games, when known) plays on.
+    ``engine``: ``"auto"`` (batched when every agent has a batched form, numba is installed
+    and there are ``SMALL_GAMES`` games or more), ``"batched"`` (ValueError naming the agent
+    without one) or ``"reference"``."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     if engine == "reference":
@@ -109,8 +118,10 @@ def engine_for(
         if engine == "batched":
             raise ValueError(f"engine 'batched' plays in this process; backend {backend!r} is not")
         return Engine("reference", f"backend {backend}")
+    small = engine == "auto" and games is not None and games < SMALL_GAMES
     try:
-        import trash_env.vector  # noqa: F401
+        if not small:  # a small evaluation does not load numba
+            import trash_env.vector  # noqa: F401
     except ImportError as error:  # numba is missing
         if engine == "batched":
             raise ValueError(f"engine 'batched': {error}") from None
@@ -124,6 +135,9 @@ def engine_for(
                     "model files play batched (engine 'auto' falls back to the reference)"
                 )
             return Engine("reference", reason)
+    if small:
+        why = f"{games} games: below {SMALL_GAMES} it ends before the batched engine would load"
+        return Engine("reference", why)
     return Engine("batched", "trash_env.vector: every agent has a batched form")
 
 

@@ -151,7 +151,7 @@ def evaluate(
     save_dir = None if save_games is None else _games_folder(save_games, deals * per_deal)
     plan = Plan(rules, plan.seatings, seed, save_dir)
     check_specs(specs)
-    chosen = engine_for(specs, rules, engine, backend)
+    chosen = engine_for(specs, rules, engine, backend, deals * per_deal)
     if chosen.name == "batched":
         workers = split_workers(deals * per_deal, workers)
     if chunk is not None:

@@ -18,7 +18,7 @@ import zlib
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.codes import (
@@ -55,6 +55,7 @@ from trash_env.engine import (
     Decision,
 )
 from trash_env.engine import zero_sum_share as _zero_sum_share
+from trash_env.numba_cache import njit
 from trash_env.observation import SLOT_FEATURES
 from trash_env.rules import Rules
 from trash_env.vector._pcg import integers, seed_words, shuffle

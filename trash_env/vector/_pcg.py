@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from trash_env.numba_cache import njit
 
 _M32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)

@@ -30,9 +30,11 @@ dropped), the opponents' own streams and the game seeds of the slots being reset
 
 from __future__ import annotations
 
+import functools
 import time
+import types
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium.vector as gym_vector
 import numpy as np
@@ -423,13 +425,44 @@ class _BatchMethods:
         self.core.set_shaping(coef)
 
 
-try:
+# TrashVecEnv's base, stable-baselines3's VecEnv, imports SB3 and torch (seconds): the class is
+# built on the first use of its name (``__getattr__`` below), so that SoloBatch, TrashVectorEnv
+# and supports_opponents do not pay for them. The methods are _TrashVecEnv's.
+if TYPE_CHECKING:
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnv
-except ImportError:  # the train extra is not installed: only the Gymnasium env is available
-    _VecEnv = object  # type: ignore[misc, assignment]
+else:
+    _VecEnv = object
 
 
-class TrashVecEnv(_BatchMethods, _VecEnv):
+@functools.cache
+def _sb3_vec_env() -> type | None:
+    """SB3's VecEnv, or None where the train extra is not installed."""
+    try:
+        from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+    except ImportError:
+        return None
+    return VecEnv
+
+
+def __getattr__(name: str) -> Any:
+    """``TrashVecEnv``, built on first use: :class:`_TrashVecEnv`'s methods on SB3's VecEnv."""
+    if name != "TrashVecEnv":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in globals():  # built already (make_vec_env calls this directly)
+        return globals()[name]
+    base = _sb3_vec_env()
+    body = {"__module__": __name__, "__qualname__": name, "__doc__": _TrashVecEnv.__doc__}
+    built = types.new_class(
+        name,
+        (_TrashVecEnv,) if base is None else (_TrashVecEnv, base),
+        {},
+        lambda ns: ns.update(body),
+    )
+    globals()[name] = built
+    return built
+
+
+class _TrashVecEnv(_BatchMethods, _VecEnv):
     """A stable-baselines3 ``VecEnv`` of ``num_envs`` TrashSolo games stepped as one batch.
 
     Arguments as :class:`trash_env.solo.TrashSoloEnv` (``opponents``, ``seat``,
@@ -445,7 +478,7 @@ class TrashVecEnv(_BatchMethods, _VecEnv):
     def __init__(
         self, num_envs: int, opponents: Sequence[Any] | str = ("random",), **settings: Any
     ) -> None:
-        if _VecEnv is object:
+        if _sb3_vec_env() is None:
             raise ImportError("TrashVecEnv needs stable-baselines3 (pip install trash-env[train])")
         observation_space, action_space = self._start(num_envs, opponents, settings)
         self.obs_version = OBS_VERSION
@@ -541,6 +574,10 @@ class TrashVecEnv(_BatchMethods, _VecEnv):
         return list(indices)
 
 
+if TYPE_CHECKING:
+    TrashVecEnv = _TrashVecEnv
+
+
 def make_vec_env(
     n_envs: int,
     opponents: Sequence[Any] | str = ("random",),
@@ -555,7 +592,7 @@ def make_vec_env(
     ``shaping`` the progress shaping's coefficient (agents/training/shaping.py; 0: the true reward);
     ``observation`` ``"plain"`` or ``"pairs"`` (:mod:`trash_env.pairs`)."""
     options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
-    return TrashVecEnv(
+    return __getattr__("TrashVecEnv")(
         n_envs,
         opponents,
         round_rewards=round_rewards,
