@@ -15,6 +15,9 @@ import pytest
 
 jax = pytest.importorskip("jax", reason="needs jax (the jax extra)")
 
+# Each test compiles the JAX engine: the second tier (`pytest -m slow`), as tests/test_jax_env.py.
+pytestmark = pytest.mark.slow
+
 from trash_env.jax_env import checked, make  # noqa: E402
 from trash_env.jax_env.env import integer_input  # noqa: E402
 
