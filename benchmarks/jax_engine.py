@@ -2,7 +2,8 @@
 
     python benchmarks/jax_engine.py [--batches 1,16,256,4096,65536] [--seconds 2]
                                     [--repeats 1] [--pgx kuhn_poker,leduc_holdem]
-                                    [--no-numba] [--cpu-devices N] [--json PATH]
+                                    [--chunk 64] [--no-numba] [--cpu-devices N]
+                                    [--compile-only] [--json PATH]
 
 Every row is decisions per second *with observations*: random legal actions, each step
 computing the observation of the player to act, finished games re-dealt in the step.
@@ -18,12 +19,15 @@ computing the observation of the player to act, finished games re-dealt in the s
 - ``pgx:<id>``: the same scan over ``pgx.make(id)`` with Pgx's ``auto_reset`` and the same
   random action draw, where Pgx is installed.
 
-Compilation is timed apart (``compile_s``: the first call of each compiled scan) and left out
-of the rates; ``cpu_per_wall`` is the CPU seconds the process used per second measured (how
-many cores the row kept busy). With ``--repeats R`` every row is measured R times, the rows
-of a batch taking turns (so that a change in the machine's load falls on every row alike); a
-row's ``decisions_per_s`` is the median of its repeats, all of them in ``repeats``. The
-machine, the devices and the load (before and after) are written with the figures.
+Compilation is timed apart (``compile_s``: the first calls of the batch's ``init`` and of the
+compiled scan, so init and step compiled for one batch size) and left out of the rates; the
+JAX engine's compile time is printed over Pgx ``leduc_holdem``'s, same batch, same run
+(``--compile-only`` measures only that). ``cpu_per_wall`` is the CPU seconds the process
+used per second measured (how many cores the row kept busy). With ``--repeats R`` every row
+is measured R times, the rows of a batch taking turns (so that a change in the machine's load
+falls on every row alike); a row's ``decisions_per_s`` is the median of its repeats, all of
+them in ``repeats``. The machine, the devices and the load (before and after) are written
+with the figures.
 """
 
 from __future__ import annotations
@@ -69,7 +73,10 @@ def scan_runner(
         (state, key), _ = jax.lax.scan(body, (state, keys[0]), None, length=chunk)
         return state, key[None]
 
+    start = now()
     state = jax.jit(jax.vmap(init))(jax.random.split(jax.random.PRNGKey(0), batch))
+    jax.block_until_ready(state)
+    init_s = now() - start
     keys = jax.random.split(jax.random.PRNGKey(1), devices)
     if devices > 1:
         from jax.sharding import NamedSharding, PartitionSpec
@@ -80,7 +87,7 @@ def scan_runner(
             run, mesh=mesh, in_specs=(games, games), out_specs=(games, games), check_vma=False
         )
         state, keys = jax.device_put((state, keys), NamedSharding(mesh, games))
-    return jax.jit(run, donate_argnums=0), state, keys
+    return jax.jit(run, donate_argnums=0), state, keys, init_s
 
 
 def _uniform(key: jax.Array, mask: jax.Array) -> jax.Array:
@@ -110,14 +117,15 @@ Window = Callable[[float], float]
 def prepare_scan(
     init: Callable, step: Callable, batch: int, chunk: int, devices: int = 1
 ) -> tuple[float, Window]:
-    """The scan compiled (its first call, timed) and a function that runs it for some seconds
-    and returns the decisions per second."""
-    runner, state, keys = scan_runner(init, step, _uniform, batch, chunk, devices)
+    """The batch's ``init`` and the scan compiled (their first calls, timed together: the
+    compile time) and a function that runs the scan for some seconds and returns the
+    decisions per second."""
+    runner, state, keys, init_s = scan_runner(init, step, _uniform, batch, chunk, devices)
     carry = [state, keys]
     start = now()
     carry[:] = runner(*carry)
     jax.block_until_ready(carry)
-    compile_s = now() - start
+    compile_s = init_s + now() - start
 
     def window(seconds: float) -> float:
         steps, start = 0, now()
@@ -188,6 +196,9 @@ def main(argv: list[str] | None = None) -> dict:
         default=1,
         help="also a 'jax/N' row: the batch split between N CPU devices, one thread each",
     )
+    parser.add_argument(
+        "--compile-only", action="store_true", help="time the compilations, run nothing"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
     if args.repeats < 1:
@@ -222,6 +233,7 @@ def main(argv: list[str] | None = None) -> dict:
         pgx_ids = []
     for env_id in pgx_ids:
         candidates.append((f"pgx:{env_id}", lambda b, e=env_id: prepare_pgx(e, b, args.chunk)))
+    compile_ratios: dict[int, float] = {}
     for batch in batches:
         prepared = {
             name: prepare(batch)
@@ -230,13 +242,13 @@ def main(argv: list[str] | None = None) -> dict:
         }
         rates: dict[str, list[float]] = {name: [] for name in prepared}
         cores: dict[str, list[float]] = {name: [] for name in prepared}
-        for _ in range(args.repeats):
+        for _ in range(0 if args.compile_only else args.repeats):
             for name, (_, window) in prepared.items():
                 cpu, wall = time.process_time(), now()
                 rates[name].append(window(args.seconds))
                 cores[name].append((time.process_time() - cpu) / (now() - wall))
         for name, (compile_s, _) in prepared.items():
-            rate = float(np.median(rates[name]))
+            rate = float(np.median(rates[name])) if rates[name] else 0.0
             rows.append(
                 {
                     "engine": name,
@@ -248,11 +260,22 @@ def main(argv: list[str] | None = None) -> dict:
                 }
             )
             spread = (
-                f" [{min(rates[name]):,.0f} to {max(rates[name]):,.0f}]" if args.repeats > 1 else ""
+                f" [{min(rates[name]):,.0f} to {max(rates[name]):,.0f}]"
+                if len(rates[name]) > 1
+                else ""
             )
             print(
                 f"{name:>18}  batch {batch:>6}  {rate:>14,.0f} decisions/s{spread}"
                 f"  (compile {compile_s:.1f} s, {np.median(cores[name]):.2f} CPU s per s)",
+                flush=True,
+            )
+        if "jax" in prepared and "pgx:leduc_holdem" in prepared:
+            ratio = prepared["jax"][0] / prepared["pgx:leduc_holdem"][0]
+            compile_ratios[batch] = ratio
+            print(
+                f"compile (init and step) at batch {batch}: jax {prepared['jax'][0]:.1f} s, "
+                f"pgx:leduc_holdem {prepared['pgx:leduc_holdem'][0]:.1f} s: {ratio:.1f}x "
+                "(goal: at most 3x)",
                 flush=True,
             )
         del prepared
@@ -287,6 +310,7 @@ def main(argv: list[str] | None = None) -> dict:
         },
         "numba_best_over_jax_best": ratio,
         "numba_best_over_split_jax_best": split_ratio,
+        "compile_over_leduc_holdem": compile_ratios,
     }
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
