@@ -248,7 +248,11 @@ def main(argv: list[str] | None = None) -> dict:
                 rates[name].append(window(args.seconds))
                 cores[name].append((time.process_time() - cpu) / (now() - wall))
         for name, (compile_s, _) in prepared.items():
-            rate = float(np.median(rates[name])) if rates[name] else 0.0
+            if not rates[name]:  # --compile-only
+                rows.append({"engine": name, "batch": batch, "compile_s": compile_s})
+                print(f"{name:>18}  batch {batch:>6}  compile {compile_s:.1f} s", flush=True)
+                continue
+            rate = float(np.median(rates[name]))
             rows.append(
                 {
                     "engine": name,
@@ -281,7 +285,7 @@ def main(argv: list[str] | None = None) -> dict:
         del prepared
     best = {}
     for row in rows:
-        if row["decisions_per_s"] > best.get(row["engine"], {}).get("decisions_per_s", 0):
+        if row.get("decisions_per_s", 0) > best.get(row["engine"], {}).get("decisions_per_s", 0):
             best[row["engine"]] = row
     for name, row in best.items():
         print(f"best {name}: {row['decisions_per_s']:,.0f} decisions/s at batch {row['batch']}")

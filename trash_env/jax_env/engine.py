@@ -478,7 +478,8 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
         return where_needed(other, _pass, (g, k), HEAVY_SHARE, HEAVY_LEAST)
 
     def rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-        return lax.while_loop(lambda c: going(*c), round_of_rest, carry)
+        g, k = lax.while_loop(lambda c: going(*c), round_of_rest, carry)
+        return g._replace(**{f: getattr(carry[0], f) for f in _RULES}), k  # unchanged
 
     rules = {f: getattr(g, f) for f in _RULES}
     g, k = common_passes((g, _code(k)), FIRST_PASSES)

@@ -188,8 +188,9 @@ def _add(array: Array, index: object, value: object) -> Array:
 
 
 def _pick(cond: Array, a: Game, b: Game) -> Game:
-    """``a`` where ``cond`` else ``b``, field by field."""
-    return jax.tree.map(lambda x, y: jnp.where(cond, x, y), a, b)
+    """``a`` where ``cond`` else ``b``, field by field (a field both hold as the same array
+    is that array: nothing to select, and the batch scheduler sees it unchanged)."""
+    return jax.tree.map(lambda x, y: x if x is y else jnp.where(cond, x, y), a, b)
 
 
 def _count_ranks(cards: Array, valid: Array) -> Array:
