@@ -62,6 +62,7 @@ from trash_env.jax_env.rules import (
     _decide,
     _hit,
     _pick,
+    _pick_step,
     _set,
     is_legal,
     returns,
@@ -82,9 +83,6 @@ DRAW_OR_TAKE, PENALTY, PUT = 10, 11, 12
 # games still going (a pass plays a whole turn's chain and the next turn's start: most games
 # stop in one).
 FIRST_PASSES = 1
-# Inside a gathered chunk of those games, the heavy work is gathered again, in quarters of the
-# chunk (at least 8 games): a new round's shuffle and deal for the games that need it only.
-HEAVY_SHARE, HEAVY_LEAST = 4, 8
 # The heavy work a game flags for between passes (``Game.heavy``).
 NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
 
@@ -471,11 +469,12 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
         ended, k_ended = _round_end(g, k)
         g = _write_pushed(_pick(ends, ended, g))
         k = jnp.where(ends, k_ended, k).astype(I32)
-        heavy = g.heavy != NO_WORK
-        g, k = where_needed(heavy, _heavy_then_start, (g, k), HEAVY_SHARE, HEAVY_LEAST)
+        # In a gathered chunk most games need the heavy work (a round's end): it runs for the
+        # chunk, selected where flagged (gathering again would compile a scatter per array).
+        g, k = _pick_step(g.heavy != NO_WORK, _heavy_then_start((g, k)), (g, k))
         g, k = common_passes((g, k), None)
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
-        return where_needed(other, _pass, (g, k), HEAVY_SHARE, HEAVY_LEAST)
+        return _pick_step(other, _pass((g, k)), (g, k))
 
     def rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
         g, k = lax.while_loop(lambda c: going(*c), round_of_rest, carry)
