@@ -13,8 +13,8 @@ game. This module plays the same games faster, and changes no outcome
 - **Held-back work.** A continuation changes only the game's small fields: a card it
   discards is held in ``pushed`` and written on the pile after the pass (at most one a pass:
   a turn's end discards once and the next turn's start never reads the pile); a reshuffle or
-  a new round's shuffle and deal is flagged in ``heavy`` and done between passes, gathered,
-  for only the games that flagged it (:func:`_heavy`).
+  a new round's shuffle and deal is flagged in ``heavy`` and done between passes
+  (:func:`_heavy`), never in the first pass: only in the gathered games' rest.
 - **Restated for speed.** :func:`_lay_naturals` is ``rules.play_held``'s loop over natural
   cards, bit-packed; ``_begin_turn``, ``_miss_call`` and ``_penalty`` are the rules' methods
   with the reshuffle held back. A rule that changes in one of these changes here too.
@@ -67,10 +67,23 @@ from trash_env.jax_env.rules import (
     is_legal,
     returns,
 )
-from trash_env.rules import Rules
-from trash_env.rules_arrays import RulesArrays
+from trash_env.rules_arrays import RulesArrays, rules_arrays
 
-__all__ = ["Game", "RulesArrays", "init", "is_legal", "returns", "rules_arrays", "step"]
+# What the env, the bots and the example read from here (the rules module's, re-exported).
+__all__ = [
+    "CALL",
+    "DRAW",
+    "SWAP",
+    "WILD",
+    "Game",
+    "RulesArrays",
+    "init",
+    "is_legal",
+    "returns",
+    "rules_arrays",
+    "step",
+]
+
 
 Array = jax.Array
 I32 = jnp.int32
@@ -85,14 +98,6 @@ DRAW_OR_TAKE, PENALTY, PUT = 10, 11, 12
 FIRST_PASSES = 1
 # The heavy work a game flags for between passes (``Game.heavy``).
 NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
-
-
-def rules_arrays(rules: Rules) -> RulesArrays:
-    """``rules`` as the arrays a :class:`Game` carries (numpy, so that ``make`` checks
-    happen before any trace): :func:`trash_env.rules_arrays.rules_arrays`."""
-    from trash_env.rules_arrays import rules_arrays as derive
-
-    return derive(rules)
 
 
 # ---------------------------------------------------------------------- held-back work

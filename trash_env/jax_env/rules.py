@@ -601,7 +601,7 @@ def new_game(key: Array, arrays: RulesArrays, num_players: int) -> Game:
 def init(key: Array, arrays: RulesArrays, num_players: int, answer_calls: bool = False) -> Game:
     """``Game(rules)`` from ``key``: the first player, the first deal, played to the first
     decision."""
-    return run(new_game(key, arrays, num_players), START_ROUND, answer_calls)
+    return run(new_game(key, arrays, num_players), _code(START_ROUND), answer_calls)
 
 
 def step(g: Game, action: Array, answer_calls: bool = False) -> tuple[Game, Array]:
