@@ -2,7 +2,8 @@
 
     python benchmarks/jax_engine.py [--batches 1,16,256,4096,65536] [--seconds 2]
                                     [--repeats 1] [--pgx kuhn_poker,leduc_holdem]
-                                    [--no-numba] [--cpu-devices N] [--json PATH]
+                                    [--chunk 64] [--no-numba] [--cpu-devices N]
+                                    [--compile-only] [--json PATH]
 
 Every row is decisions per second *with observations*: random legal actions, each step
 computing the observation of the player to act, finished games re-dealt in the step.
@@ -18,12 +19,15 @@ computing the observation of the player to act, finished games re-dealt in the s
 - ``pgx:<id>``: the same scan over ``pgx.make(id)`` with Pgx's ``auto_reset`` and the same
   random action draw, where Pgx is installed.
 
-Compilation is timed apart (``compile_s``: the first call of each compiled scan) and left out
-of the rates; ``cpu_per_wall`` is the CPU seconds the process used per second measured (how
-many cores the row kept busy). With ``--repeats R`` every row is measured R times, the rows
-of a batch taking turns (so that a change in the machine's load falls on every row alike); a
-row's ``decisions_per_s`` is the median of its repeats, all of them in ``repeats``. The
-machine, the devices and the load (before and after) are written with the figures.
+Compilation is timed apart (``compile_s``: the first calls of the batch's ``init`` and of the
+compiled scan, so init and step compiled for one batch size) and left out of the rates; the
+JAX engine's compile time is printed over Pgx ``leduc_holdem``'s, same batch, same run
+(``--compile-only`` measures only that). ``cpu_per_wall`` is the CPU seconds the process
+used per second measured (how many cores the row kept busy). With ``--repeats R`` every row
+is measured R times, the rows of a batch taking turns (so that a change in the machine's load
+falls on every row alike); a row's ``decisions_per_s`` is the median of its repeats, all of
+them in ``repeats``. The machine, the devices and the load (before and after) are written
+with the figures.
 """
 
 from __future__ import annotations
@@ -69,7 +73,10 @@ def scan_runner(
         (state, key), _ = jax.lax.scan(body, (state, keys[0]), None, length=chunk)
         return state, key[None]
 
+    start, cpu = now(), time.process_time()
     state = jax.jit(jax.vmap(init))(jax.random.split(jax.random.PRNGKey(0), batch))
+    jax.block_until_ready(state)
+    init_s = (now() - start, time.process_time() - cpu)
     keys = jax.random.split(jax.random.PRNGKey(1), devices)
     if devices > 1:
         from jax.sharding import NamedSharding, PartitionSpec
@@ -80,7 +87,7 @@ def scan_runner(
             run, mesh=mesh, in_specs=(games, games), out_specs=(games, games), check_vma=False
         )
         state, keys = jax.device_put((state, keys), NamedSharding(mesh, games))
-    return jax.jit(run, donate_argnums=0), state, keys
+    return jax.jit(run, donate_argnums=0), state, keys, init_s
 
 
 def _uniform(key: jax.Array, mask: jax.Array) -> jax.Array:
@@ -109,15 +116,17 @@ Window = Callable[[float], float]
 
 def prepare_scan(
     init: Callable, step: Callable, batch: int, chunk: int, devices: int = 1
-) -> tuple[float, Window]:
-    """The scan compiled (its first call, timed) and a function that runs it for some seconds
-    and returns the decisions per second."""
-    runner, state, keys = scan_runner(init, step, _uniform, batch, chunk, devices)
+) -> tuple[tuple[float, float], Window]:
+    """The batch's ``init`` and the scan compiled (their first calls, timed together: the
+    compile time) and a function that runs the scan for some seconds and returns the
+    decisions per second. The compile time is given as wall and CPU seconds (the CPU
+    seconds vary less with the machine's load)."""
+    runner, state, keys, init_s = scan_runner(init, step, _uniform, batch, chunk, devices)
     carry = [state, keys]
-    start = now()
+    start, cpu = now(), time.process_time()
     carry[:] = runner(*carry)
     jax.block_until_ready(carry)
-    compile_s = now() - start
+    compile_s = (init_s[0] + now() - start, init_s[1] + time.process_time() - cpu)
 
     def window(seconds: float) -> float:
         steps, start = 0, now()
@@ -130,14 +139,14 @@ def prepare_scan(
     return compile_s, window
 
 
-def prepare_jax(batch: int, chunk: int, devices: int = 1) -> tuple[float, Window]:
+def prepare_jax(batch: int, chunk: int, devices: int = 1) -> tuple[tuple[float, float], Window]:
     from trash_env.jax_env import auto_reset, make
 
     env = make()
     return prepare_scan(env.init, auto_reset(env.step, env.init), batch, chunk, devices)
 
 
-def prepare_pgx(env_id: str, batch: int, chunk: int) -> tuple[float, Window]:
+def prepare_pgx(env_id: str, batch: int, chunk: int) -> tuple[tuple[float, float], Window]:
     import pgx
     from pgx.experimental import auto_reset as pgx_auto_reset
 
@@ -145,7 +154,7 @@ def prepare_pgx(env_id: str, batch: int, chunk: int) -> tuple[float, Window]:
     return prepare_scan(env.init, pgx_auto_reset(env.step, env.init), batch, chunk)
 
 
-def prepare_numba(batch: int) -> tuple[float, Window]:
+def prepare_numba(batch: int) -> tuple[tuple[float, float], Window]:
     from trash_env.rules import Rules
     from trash_env.vector import VectorGame
     from trash_env.vector import _kernels as K
@@ -155,11 +164,11 @@ def prepare_numba(batch: int) -> tuple[float, Window]:
     words[:, 3] |= np.uint64(1)
     words[:, 4:] = 0
     actions = np.zeros(batch, np.int64)
-    start = now()  # the kernels' first calls compile them (or load numba's cache)
+    start, cpu = now(), time.process_time()  # the first calls compile (or load numba's cache)
     out = games.observations()
     K.batch_random_actions(games.games, words, actions)
     games.step(actions, autoreset=True)
-    compile_s = now() - start
+    compile_s = (now() - start, time.process_time() - cpu)
 
     def window(seconds: float) -> float:
         steps, start = 0, now()
@@ -188,6 +197,9 @@ def main(argv: list[str] | None = None) -> dict:
         default=1,
         help="also a 'jax/N' row: the batch split between N CPU devices, one thread each",
     )
+    parser.add_argument(
+        "--compile-only", action="store_true", help="time the compilations, run nothing"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
     if args.repeats < 1:
@@ -199,7 +211,7 @@ def main(argv: list[str] | None = None) -> dict:
     batches = [int(b) for b in args.batches.split(",") if b]
     rows: list[dict] = []
     load_before = os.getloadavg()
-    candidates: list[tuple[str, Callable[[int], tuple[float, Window]]]] = [
+    candidates: list[tuple[str, Callable[[int], tuple[tuple[float, float], Window]]]] = [
         ("jax", lambda b: prepare_jax(b, args.chunk))
     ]
     if args.cpu_devices > 1:
@@ -222,6 +234,7 @@ def main(argv: list[str] | None = None) -> dict:
         pgx_ids = []
     for env_id in pgx_ids:
         candidates.append((f"pgx:{env_id}", lambda b, e=env_id: prepare_pgx(e, b, args.chunk)))
+    compile_ratios: dict[int, dict[str, float]] = {}
     for batch in batches:
         prepared = {
             name: prepare(batch)
@@ -230,12 +243,27 @@ def main(argv: list[str] | None = None) -> dict:
         }
         rates: dict[str, list[float]] = {name: [] for name in prepared}
         cores: dict[str, list[float]] = {name: [] for name in prepared}
-        for _ in range(args.repeats):
+        for _ in range(0 if args.compile_only else args.repeats):
             for name, (_, window) in prepared.items():
                 cpu, wall = time.process_time(), now()
                 rates[name].append(window(args.seconds))
                 cores[name].append((time.process_time() - cpu) / (now() - wall))
-        for name, (compile_s, _) in prepared.items():
+        for name, ((compile_s, compile_cpu_s), _) in prepared.items():
+            if not rates[name]:  # --compile-only
+                rows.append(
+                    {
+                        "engine": name,
+                        "batch": batch,
+                        "compile_s": compile_s,
+                        "compile_cpu_s": compile_cpu_s,
+                    }
+                )
+                print(
+                    f"{name:>18}  batch {batch:>6}  compile {compile_s:.1f} s "
+                    f"({compile_cpu_s:.1f} CPU s)",
+                    flush=True,
+                )
+                continue
             rate = float(np.median(rates[name]))
             rows.append(
                 {
@@ -245,20 +273,35 @@ def main(argv: list[str] | None = None) -> dict:
                     "repeats": rates[name],
                     "cpu_per_wall": float(np.median(cores[name])),
                     "compile_s": compile_s,
+                    "compile_cpu_s": compile_cpu_s,
                 }
             )
             spread = (
-                f" [{min(rates[name]):,.0f} to {max(rates[name]):,.0f}]" if args.repeats > 1 else ""
+                f" [{min(rates[name]):,.0f} to {max(rates[name]):,.0f}]"
+                if len(rates[name]) > 1
+                else ""
             )
             print(
                 f"{name:>18}  batch {batch:>6}  {rate:>14,.0f} decisions/s{spread}"
                 f"  (compile {compile_s:.1f} s, {np.median(cores[name]):.2f} CPU s per s)",
                 flush=True,
             )
+        if "jax" in prepared and "pgx:leduc_holdem" in prepared:
+            (wall, cpu), (peer_wall, peer_cpu) = (
+                prepared["jax"][0],
+                prepared["pgx:leduc_holdem"][0],
+            )
+            compile_ratios[batch] = {"wall": wall / peer_wall, "cpu": cpu / peer_cpu}
+            print(
+                f"compile (init and step) at batch {batch}: jax {wall:.1f} s ({cpu:.1f} CPU s), "
+                f"pgx:leduc_holdem {peer_wall:.1f} s ({peer_cpu:.1f} CPU s): "
+                f"{wall / peer_wall:.1f}x wall, {cpu / peer_cpu:.1f}x CPU (goal: at most 3x)",
+                flush=True,
+            )
         del prepared
     best = {}
     for row in rows:
-        if row["decisions_per_s"] > best.get(row["engine"], {}).get("decisions_per_s", 0):
+        if row.get("decisions_per_s", 0) > best.get(row["engine"], {}).get("decisions_per_s", 0):
             best[row["engine"]] = row
     for name, row in best.items():
         print(f"best {name}: {row['decisions_per_s']:,.0f} decisions/s at batch {row['batch']}")
@@ -287,6 +330,7 @@ def main(argv: list[str] | None = None) -> dict:
         },
         "numba_best_over_jax_best": ratio,
         "numba_best_over_split_jax_best": split_ratio,
+        "compile_over_leduc_holdem": compile_ratios,
     }
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n")

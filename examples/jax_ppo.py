@@ -298,6 +298,11 @@ def main(argv: list[str] | None = None) -> dict:
     # segments end at or just past each --eval-every multiple, where the curve takes a point
     every = total if args.eval_every == 0 else max(1, -(-args.eval_every // per_update))
     _, segment, start = make_segment(run.env_options, total)
+    print(
+        "compiling the JAX engine and the training loop (about a minute on a 2-core CPU, "
+        "several under load) ...",
+        flush=True,
+    )
     carry = start(jax.random.PRNGKey(args.seed))
     done = 0
     while done < total:

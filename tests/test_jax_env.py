@@ -233,26 +233,24 @@ def test_a_game_over_before_its_first_decision_pays_at_init() -> None:
     assert not np.asarray(after._game.done)[over].any()
 
 
-@pytest.mark.parametrize("capacity", [108, 648])
-def test_stable_order_is_the_stable_argsort_also_when_keys_tie(capacity: int) -> None:
-    """The shuffle's one-word sort must give the stable sort's order, ties of the keys' high
-    bits (and equal keys) included, batched and not; padding from m on sorts last."""
-    from trash_env.jax_env.engine import stable_order
+@pytest.mark.parametrize("capacity", [54, 108, 648])
+def test_a_shuffle_sorts_random_words_high_bits_ties_in_index_order(capacity: int) -> None:
+    """``rules.shuffle_order``: the first m entries sorted by their random word's high bits
+    (the low bits number the entries), equal high bits in index order; the rest in place."""
+    from trash_env.jax_env import threefry
+    from trash_env.jax_env.rules import shuffle_order
 
-    rng = np.random.default_rng(capacity)
-    games = 400
-    m = rng.integers(0, capacity + 1, games)
+    games = 64
+    m = np.random.default_rng(capacity).integers(0, capacity + 1, games)
     m[:4] = (0, 1, capacity - 1, capacity)
-    keys = rng.integers(0, 2**32, (games, capacity), dtype=np.uint64).astype(np.uint32)
-    # A third of the games with keys that often share their high bits or are equal.
-    keys[::3] = rng.integers(0, 40, (len(keys[::3]), capacity)) * np.uint32(97)
-    keys[1::3, 5] = keys[1::3, 9] ^ np.uint32(1)  # two keys with only the lowest bit apart
-    keys[np.arange(capacity)[None, :] >= m[:, None]] = np.uint32(0xFFFFFFFF)
-    got = np.asarray(jax.jit(jax.vmap(stable_order))(keys, jnp.asarray(m, jnp.int32)))
-    want = np.argsort(keys, axis=1, kind="stable")
-    np.testing.assert_array_equal(got, want)
-    one = jax.jit(stable_order)(keys[1], jnp.int32(m[1]))
-    np.testing.assert_array_equal(np.asarray(one), want[1])
+    keys = jax.random.split(jax.random.PRNGKey(capacity), games)
+    order = jax.jit(jax.vmap(shuffle_order, (0, 0, None)), static_argnums=2)
+    got = np.asarray(order(keys, jnp.asarray(m, jnp.int32), capacity))
+    shift = (capacity - 1).bit_length()
+    for i in range(games):
+        high = np.asarray(threefry.bits(keys[i], capacity))[: m[i]] >> shift
+        want = [*np.argsort(high, kind="stable"), *range(m[i], capacity)]
+        assert got[i].tolist() == want
 
 
 def test_nothing_imports_torch_numba_or_sb3() -> None:

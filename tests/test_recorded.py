@@ -223,3 +223,97 @@ def test_openspiel_game(recorded, observation):
     for p in range(rules.num_players):
         assert state.information_state_string(p) == f"p{p} {tokens}"
         assert seen(p) == recorded["final"][p][column - 3]
+
+
+# ---------------------------------------------------------------------- the JAX engine, by key
+
+JAX_FILES = sorted(REGEN.JAX_FOLDER.glob("*.json"))
+JAX = importlib.util.find_spec("jax") is not None
+
+
+@pytest.fixture(params=JAX_FILES, ids=lambda p: p.stem)
+def recorded_by_key(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return load(request.param)
+
+
+def test_the_jax_games_are_what_regenerate_writes_and_cover_their_families():
+    pytest.importorskip("jax", reason="the JAX games are dealt by jax keys (the 'jax' extra)")
+    assert {p.stem for p in JAX_FILES} == {name for name, *_ in REGEN.JAX_GAMES}
+    for name, about, options, seed in REGEN.JAX_GAMES:
+        expected = REGEN.dumps(REGEN.record(name, about, options, seed, by_key=True))
+        assert (REGEN.JAX_FOLDER / f"{name}.json").read_text() == expected, name
+    kinds = {event[0] for path in JAX_FILES for event in load(path)["events"]}
+    for kind in ("reshuffle", "call", "free_draws", "reveal", "shrink", "wild"):
+        assert kind in kinds
+    assert all(len(path.read_bytes()) < 32_000 for path in JAX_FILES)
+
+
+_JAX_PROGRAMS: dict[str, Any] = {}
+
+
+def _jax_env_programs() -> tuple[Any, Any]:
+    """``init_state`` and ``step_state`` (plain observations, 2 players) compiled once: the
+    rules are arguments, so every recorded JAX game shares the compilation."""
+    if not _JAX_PROGRAMS:
+        import jax
+
+        from trash_env.jax_env.env import init_state, step_state
+
+        _JAX_PROGRAMS["init"] = jax.jit(lambda key, arrays: init_state(key, arrays, 2, "plain"))
+        _JAX_PROGRAMS["step"] = jax.jit(lambda s, a: step_state(s, a, None, 2, "plain"))
+    return _JAX_PROGRAMS["init"], _JAX_PROGRAMS["step"]
+
+
+@pytest.mark.skipif(not JAX, reason="the JAX engine needs jax (the 'jax' extra)")
+def test_jax_env_replays_the_game_of_its_key(recorded_by_key):
+    """``make(**rules).init(PRNGKey(seed))`` deals the recorded game: at every decision (the
+    env answers "Trash!" itself, so the recorded calls are not stepped) the player to act, the
+    observation and the mask are the recorded ones (digests), and the game ends with the
+    recorded returns and placings."""
+    import jax
+
+    from trash_env.jax_env import make
+
+    data = recorded_by_key
+    rules = Rules(**data["rules"])
+    assert rules.num_players == 2 and data["key"] == f"jax.random.PRNGKey({data['seed']})"
+    init, step = _jax_env_programs()
+    state = init(jax.random.PRNGKey(data["seed"]), make(**data["rules"]).arrays)
+    returns = np.zeros(2)
+    expected = [d for d in data["decisions"] if d[1] != Decision.CALL]
+    for k, (player, _, action, *digests) in enumerate(expected):
+        where = _where(data, k)
+        assert not bool(state.terminated | state.truncated), where
+        assert int(state.current_player) == player, where
+        plain = np.asarray(state.observation)
+        mask = np.asarray(state.legal_action_mask).astype(np.int8)
+        assert _digests(plain, mask, 2) == digests, where
+        state = step(state, np.int32(action))
+        returns += np.asarray(state.rewards)
+    result = data["result"]
+    assert (
+        bool(state.terminated) != result["truncated"]
+        and bool(state.truncated) == result["truncated"]
+    )
+    assert returns.tolist() == pytest.approx(result["returns"])
+    game = state._game
+    assert np.asarray(game.rounds_won).tolist() == result["rounds_won"]
+    assert sorted(np.flatnonzero(np.asarray(game.winners)).tolist()) == sorted(result["winners"])
+    assert (int(game.deal_number), int(game.turns)) == (result["deals"], result["turns"])
+
+
+@pytest.mark.skipif(not JAX, reason="the JAX engine needs jax (the 'jax' extra)")
+def test_the_reference_plays_the_game_of_a_jax_key(recorded_by_key):
+    """``reference_game(rules, PRNGKey(seed))`` replays the recorded decisions and events."""
+    import jax
+
+    from trash_env.jax_env.reference import reference_game
+
+    data = recorded_by_key
+    game = reference_game(Rules(**data["rules"]), jax.random.PRNGKey(data["seed"]))
+    for k, (player, decision, action, *digests) in enumerate(data["decisions"]):
+        assert (game.current, int(game.decision)) == (player, decision), _where(data, k)
+        assert REGEN.observed(game, player) == digests, _where(data, k)
+        game.step(action)
+    assert [list(e) for e in game.events] == data["events"]
+    assert REGEN.result(game) == data["result"]

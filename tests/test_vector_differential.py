@@ -16,6 +16,8 @@ variant: fewer where whole games are long); about a minute.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -212,55 +214,62 @@ class NumbaEngine:
 _JAX_PROGRAMS: dict = {}
 
 
-def _jax_programs() -> tuple:
-    """The JAX engine's two compiled programs for the harness (shared by every variant of a
-    player count and pile capacity): deal, and step; each also returns every seat's
-    observation (plain and pairs), mask and the returns."""
-    if not _JAX_PROGRAMS:
+def _jax_programs(module: str) -> tuple:
+    """The two compiled programs of a JAX module (``engine``, the scheduled batch, or
+    ``rules``, the plain rules) for the harness (shared by every variant of a player count
+    and pile capacity): deal, and step; each also returns every seat's observation (plain
+    and pairs), mask and the returns."""
+    if module not in _JAX_PROGRAMS:
+        import importlib
+
         import jax
 
-        from trash_env.jax_env import engine as E
         from trash_env.jax_env.observe import action_mask, observation, with_pairs
 
-        def look(g: E.Game) -> tuple:
+        E = importlib.import_module(f"trash_env.jax_env.{module}")
+
+        def look(g: Any) -> tuple:
             n = g.layout.shape[0]
             seats = jax.numpy.arange(n)
             plain = jax.vmap(lambda p: observation(g, p))(seats)
             masks = jax.vmap(lambda p: action_mask(g, p))(seats)
             return masks, with_pairs(plain, n), E.returns(g)
 
-        def start(key: jax.Array, arrays: E.RulesArrays, n: int) -> tuple:
+        def start(key: jax.Array, arrays: Any, n: int) -> tuple:
             g = E.init(key, arrays, n)
             return g, look(g)
 
-        def advance(g: E.Game, action: jax.Array) -> tuple:
+        def advance(g: Any, action: jax.Array) -> tuple:
             g, legal = E.step(g, action)
             return g, legal, look(g)
 
-        _JAX_PROGRAMS["start"] = jax.jit(jax.vmap(start, in_axes=(0, None, None)), static_argnums=2)
-        _JAX_PROGRAMS["advance"] = jax.jit(jax.vmap(advance))
-    return _JAX_PROGRAMS["start"], _JAX_PROGRAMS["advance"]
+        _JAX_PROGRAMS[module] = (
+            jax.jit(jax.vmap(start, in_axes=(0, None, None)), static_argnums=2),
+            jax.jit(jax.vmap(advance)),
+        )
+    return _JAX_PROGRAMS[module]
 
 
 class JaxEngine:
-    """The JAX engine (trash_env.jax_env): games dealt from PRNG keys; the reference game
-    (``jax_env.reference.reference_game``) gets the same first deal stacked and replays the
-    same reshuffles from the same key chain."""
+    """The JAX engine (trash_env.jax_env.engine, the rules scheduled for a batch): games dealt
+    from PRNG keys; the reference game (``jax_env.reference.reference_game``) deals and
+    reshuffles from the same key chain."""
+
+    module = "engine"
 
     def __init__(self, rules: Rules, batch_size: int, seed: int) -> None:
         pytest.importorskip("jax", reason="needs jax (the jax extra)")
         import jax
 
-        from trash_env.jax_env import engine as E
         from trash_env.jax_env.reference import reference_game
+        from trash_env.rules_arrays import rules_arrays
 
         self.jax = jax
-        self.start, self.advance = _jax_programs()
+        self.start, self.advance = _jax_programs(self.module)
         self.num_players, self.batch_size = rules.num_players, batch_size
         self.keys = jax.random.split(jax.random.PRNGKey(seed), batch_size)
         self.key_words = np.asarray(self.keys).tolist()
-        arrays = E.rules_arrays(rules)
-        games, looks = self.start(self.keys, arrays, rules.num_players)
+        games, looks = self.start(self.keys, rules_arrays(rules), rules.num_players)
         self._take(games, looks)
         self.refs = [reference_game(rules, self.keys[i]) for i in range(batch_size)]
 
@@ -310,6 +319,12 @@ class JaxEngine:
         return np.array(game.returns(), np.float32)
 
 
+class JaxRules(JaxEngine):
+    """The JAX engine's plain rules (trash_env.jax_env.rules: one method a pass, unscheduled)."""
+
+    module = "rules"
+
+
 class NumbaOneCore(NumbaEngine):
     parallel = False
 
@@ -318,8 +333,14 @@ class NumbaEveryCore(NumbaEngine):
     parallel = True  # numba prange across the games
 
 
-# Both forms of the compiled kernels and the JAX engine, each held to the reference.
-ENGINES = {"numba-one-core": NumbaOneCore, "numba-every-core": NumbaEveryCore, "jax": JaxEngine}
+# Both forms of the compiled kernels, the JAX engine and its plain rules, each held to the
+# reference.
+ENGINES = {
+    "numba-one-core": NumbaOneCore,
+    "numba-every-core": NumbaEveryCore,
+    "jax": JaxEngine,
+    "jax-rules": JaxRules,
+}
 
 
 class Checker:
@@ -412,7 +433,7 @@ JAX_SHARE, JAX_BATCH = 3, 100
 )
 def test_engine_matches_reference(engine: str, variant: int) -> None:
     options, games, batch_size = VARIANTS[variant]
-    if engine == "jax":
+    if engine.startswith("jax"):
         batch_size = min(batch_size, JAX_BATCH)
         games = max(games // JAX_SHARE, batch_size)
     played = observed = 0

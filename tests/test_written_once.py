@@ -4,6 +4,8 @@ masked sampling of a policy's logits (numpy's ``Generator.choice``, for a batch)
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -76,3 +78,64 @@ def test_masked_sampling_draws_as_numpys_choice_and_never_a_masked_action():
         first = masked_choice(batch, np.stack([legal, legal]), np.random.default_rng(seed), False)
         assert first[0] == expected and legal[first].all()
     assert masked_choice(np.arange(13.0), np.eye(13, dtype=bool)[4], rng, True) == 4
+
+
+def test_both_batched_engines_take_the_rules_arrays_from_one_derivation():
+    """Pile capacities and the rules arrays are derived once (trash_env.rules_arrays): the
+    numba engine's arrays and the JAX env's are that derivation's, value for value, and
+    neither engine derives them itself."""
+    from pathlib import Path
+
+    from trash_env.rules_arrays import PILE_CAPACITIES, pile_capacity, rules_arrays
+
+    assert [pile_capacity(c) for c in (52, 54, 55, 108, 109, 648)] == [54, 54, 108, 108, 648, 648]
+    assert pile_capacity(52, least=108) == 108 and PILE_CAPACITIES[-1] == 648
+    root = Path(__file__).resolve().parents[1] / "trash_env"
+    sources = [root / "vector" / "batch.py", *sorted((root / "jax_env").glob("*.py"))]
+    for path in sources:
+        text = path.read_text()
+        for derivation in ("build_deck(", "rank_totals(", "wild_table(", ".codes()", "CAPACITIES"):
+            assert derivation not in text, f"{path.name} derives the rules arrays ({derivation})"
+    for options in ({}, {"num_players": 4, "num_decks": 3, "jokers": True, "wilds": "faces"}):
+        rules = Rules(**options)
+        shared = rules_arrays(rules)
+        assert len(shared.deck) == pile_capacity(rules.total_cards)
+        if importlib.util.find_spec("numba") is not None:
+            from trash_env.vector.batch import RulesArrays, card_capacity
+
+            numba_arrays = RulesArrays(rules)
+            wide = rules_arrays(rules, numba_arrays.deck.shape[0])
+            for name in ("cfg", "wild", "totals", "deck"):
+                assert getattr(numba_arrays, name).tolist() == getattr(wide, name).tolist(), name
+            assert card_capacity(rules.total_cards) == len(wide.deck)
+        if importlib.util.find_spec("jax") is not None:
+            from trash_env.jax_env import make
+
+            env = make(**options)
+            for name in ("cfg", "wild", "totals", "deck"):
+                assert getattr(env.arrays, name).tolist() == getattr(shared, name).tolist(), name
+
+
+def test_the_modules_reading_a_rules_option_are_those_the_docs_name():
+    """docs/development.md's "a new option touches" list names every module that reads an
+    option's index (``CFG_*`` of trash_env.codes), and every file it names exists."""
+    import re
+    from pathlib import Path
+
+    from trash_env import codes
+
+    repo = Path(__file__).resolve().parents[1]
+    doc = (repo / "docs" / "development.md").read_text()
+    section = doc[doc.index("## Adding a rule option") :]
+    section = section[: section.index("\n## ", 1)]
+    named = set(re.findall(r"`((?:trash_env|agents|benchmarks|tests|docs)/[\w/.]+)`", section))
+    for path in named:
+        assert (repo / path).exists(), f"docs/development.md names {path}, which does not exist"
+    options = {name for name in dir(codes) if name.startswith("CFG_")} - {"CFG_CARDS", "CFG_LEN"}
+    readers = set()
+    for path in (repo / "trash_env").rglob("*.py"):
+        used = set(re.findall(r"\bCFG_[A-Z_]+\b", path.read_text()))
+        if path.name != "codes.py" and used & options:
+            readers.add(path.relative_to(repo).as_posix())
+    assert readers, "no module reads a rules option: the check reads the wrong files"
+    assert readers <= named, f"modules that read an option, not in the list: {readers - named}"

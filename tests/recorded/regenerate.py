@@ -13,6 +13,11 @@ Seeding, one seed ``s`` per file, as each adapter documents it: the game seed is
 ``VectorGame(rules, 1, seed=s)`` and ``pyspiel.load_game("python_trash", {"rng_seed": s, ...})``
 each deal from. The games are played by seeded random legal actions (always calling "Trash!",
 as the envs do), from the engine alone.
+
+The JAX engine deals from a key, not a seed: the games of ``tests/recorded/jax/`` are dealt by
+``jax.random.PRNGKey(s)`` (the reference game plays them on that key's chain:
+``trash_env.jax_env.reference.reference_game``), and tests/test_recorded.py replays them on
+the JAX env, ``make(**rules).init(PRNGKey(s))``. Writing them needs jax (the ``jax`` extra).
 """
 
 from __future__ import annotations
@@ -98,6 +103,30 @@ GAMES: tuple[tuple[str, str, dict[str, Any], int], ...] = (
     ),
     ("truncated_3p", "cut off at the turn limit", {"num_players": 3, "max_turns": 40}, 1),
 )
+# The JAX engine's recorded games (tests/recorded/jax/), dealt from ``jax.random.PRNGKey(seed)``:
+# 2-player games of one deck, so that the replay compiles the JAX env once.
+JAX_FOLDER = FOLDER / "jax"
+JAX_GAMES: tuple[tuple[str, str, dict[str, Any], int], ...] = (
+    ("standard_2p_deal", "standard rules, one deal of 10", {"episode": "round", "num_decks": 1}, 0),
+    (
+        "call_trash_2p",
+        '"Trash!" called before the last slot, a whole game from layouts of 3',
+        {"call_trash": True, "start_size": 3, "num_decks": 1},
+        0,
+    ),
+    (
+        "free_draws_2p",
+        "the loser's three free turns, then the reveal",
+        {"losers_reveal": True, "free_draws": 3, "start_size": 4, "num_decks": 1},
+        0,
+    ),
+    (
+        "no_wilds_reshuffle_all_2p",
+        "no wilds, the whole discard pile reshuffled",
+        {"wilds": "none", "reshuffle": "all", "num_decks": 1, "start_size": 6, "episode": "round"},
+        229,
+    ),
+)
 # What each file must show, so that it covers its family (event kinds, or the result).
 MUST_SHOW = {
     "no_wilds_reshuffle_all_2p": ("reshuffle",),
@@ -108,6 +137,7 @@ MUST_SHOW = {
     "truncated_3p": ("truncated",),
     "kings_3p": ("wild", "swap"),
     "faces_jokers_4p": ("wild",),
+    "call_trash_2p": ("call",),
 }
 
 
@@ -143,11 +173,21 @@ def result(game: Game) -> dict[str, Any]:
     }
 
 
-def record(name: str, about: str, options: dict[str, Any], seed: int) -> dict[str, Any]:
+def record(
+    name: str, about: str, options: dict[str, Any], seed: int, by_key: bool = False
+) -> dict[str, Any]:
     """Play the game of ``seed`` under ``options`` by seeded random legal actions (calling
-    "Trash!" always) and record it."""
+    "Trash!" always) and record it; ``by_key``: the JAX engine's game of
+    ``jax.random.PRNGKey(seed)``."""
     rules = Rules(**options)
-    game = Game(rules, seed=game_seed(seed))
+    if by_key:
+        import jax
+
+        from trash_env.jax_env.reference import reference_game
+
+        game = reference_game(rules, jax.random.PRNGKey(seed))
+    else:
+        game = Game(rules, seed=game_seed(seed))
     policy = np.random.default_rng([seed, 1])
     decisions = []
     while not game.done:
@@ -168,7 +208,7 @@ def record(name: str, about: str, options: dict[str, Any], seed: int) -> dict[st
         "about": about,
         "rules": rules.to_dict(),
         "seed": seed,
-        "game_seed": game_seed(seed),
+        **({"key": f"jax.random.PRNGKey({seed})"} if by_key else {"game_seed": game_seed(seed)}),
         "decisions": decisions,
         "events": [list(event) for event in game.events],
         "final": [observed(game, p) for p in range(game.num_players)],
@@ -201,16 +241,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     changed = []
-    for name, about, options, seed in GAMES:
-        path = FOLDER / f"{name}.json"
-        text = dumps(record(name, about, options, seed))
+    games = [(FOLDER, game, False) for game in GAMES]
+    games += [(JAX_FOLDER, game, True) for game in JAX_GAMES]
+    for folder, (name, about, options, seed), by_key in games:
+        path = folder / f"{name}.json"
+        text = dumps(record(name, about, options, seed, by_key))
         if path.exists() and path.read_text() == text:
             continue
-        changed.append(path.name)
+        changed.append(path.relative_to(FOLDER).as_posix())
         if not args.check:
             atomic_write_text(path, text)
     verb = "would change" if args.check else "written"
-    print(f"{len(changed)} of {len(GAMES)} recorded games {verb}: {' '.join(changed) or '-'}")
+    print(f"{len(changed)} of {len(games)} recorded games {verb}: {' '.join(changed) or '-'}")
     return 1 if args.check and changed else 0
 
 

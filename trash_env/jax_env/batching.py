@@ -26,6 +26,18 @@ _MIN_GATHER = 32
 _GATHER_SHARE = 128
 
 
+def passed_on(fn: Callable[[T], T], kept: list[bool]) -> Callable[[T], T]:
+    """``fn``, noting in ``kept`` (when traced) which leaves of its argument it returns as
+    they were (the same traced arrays)."""
+
+    def traced(x: T) -> T:
+        out = fn(x)
+        kept[:] = [o is a for o, a in zip(jax.tree.leaves(out), jax.tree.leaves(x), strict=True)]
+        return out
+
+    return traced
+
+
 def gather_size(batch: int, share: int = _GATHER_SHARE, least: int = _MIN_GATHER) -> int:
     """The games of a gathered chunk in a batch of ``batch``: ``batch // share``, at least
     ``least``, at most ``batch``."""
@@ -58,6 +70,7 @@ def where_needed(
             x_batched,
         )
         size = gather_size(axis_size, share, least)
+        kept: list[bool] = []  # per leaf of x, whether fn hands it back as it was
 
         def gathered(x: T) -> T:
             # Every game that needs the work, listed once (then ``size`` fillers, so that
@@ -69,8 +82,15 @@ def where_needed(
             def chunk(i: jax.Array, x: T) -> T:
                 index = lax.dynamic_slice(listed, (i * size,), (size,))
                 safe = jnp.minimum(index, axis_size - 1)
-                out = jax.vmap(fn)(jax.tree.map(lambda a: a[safe], x))
-                return jax.tree.map(lambda a, o: a.at[index].set(o, mode="drop"), x, out)
+                out = jax.vmap(passed_on(fn, kept))(jax.tree.map(lambda a: a[safe], x))
+                # Only the arrays ``fn`` changed are written back (each scatter is a kernel
+                # of its own to compile).
+                return jax.tree.map(
+                    lambda a, o, same: a if same else a.at[index].set(o, mode="drop"),
+                    x,
+                    out,
+                    jax.tree.unflatten(jax.tree.structure(x), kept),
+                )
 
             return lax.fori_loop(0, chunks, chunk, x)
 

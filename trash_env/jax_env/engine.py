@@ -1,261 +1,115 @@
-"""The rules of :mod:`trash_env.engine` as pure JAX functions on fixed-shape arrays.
+"""The JAX engine for a batch: the rules of :mod:`trash_env.jax_env.rules`, scheduled.
 
-One game is a :class:`Game` (a NamedTuple of arrays, fields named as the reference ``Game``'s
-attributes and the batched engine's record); ``jax.vmap`` makes a batch of them. The rules
-travel inside the game as arrays (``cfg`` is ``Rules.codes()`` then the number of cards, as in
-:mod:`trash_env.vector._kernels`), so one compilation serves every variant with the same
-player count and pile capacity.
+:mod:`trash_env.jax_env.rules` is the rule book: one function per reference ``Game`` method,
+each with its immediate effects, followed one a pass. Under ``jax.vmap`` that plain run would
+compute every method, a reshuffle's and a new deal's sorts included, on every pass of every
+game. This module plays the same games faster, and changes no outcome
+(tests/test_vector_differential.py plays both against the reference after every decision):
 
-The reference's methods call each other in tail position; here each returns a
-*continuation* code and :func:`run` follows them in a ``lax.while_loop`` (the numba twin does
-the same in a Python loop). Under ``jax.vmap`` every game runs every continuation on every pass,
-so the continuations are kept light: they change only the game's small fields (the piles are
-read, never copied: a card laid on the discard pile is written once per pass, after the
-continuation, or once after the first passes: see :func:`_common_pass`), and the rare, heavy
-work (a reshuffle of the discard pile, a new round's shuffle and deal) is flagged in
-``heavy`` and done between passes by :func:`_heavy`, through
-:func:`~trash_env.jax_env.batching.where_needed`, for only the games that flagged it.
+- **Which games run which pass.** The first pass, for the whole batch, runs only the common
+  methods (:func:`_common_pass`: a put, the held card's chain, the turn's end and the next
+  turn's start); the games still going after it (a round's end, mostly) are gathered in
+  chunks (:func:`~trash_env.jax_env.batching.where_needed`) for the rest (:func:`run`).
+- **Held-back work.** A continuation changes only the game's small fields: a card it
+  discards is held in ``pushed`` and written on the pile after the pass (at most one a pass:
+  a turn's end discards once and the next turn's start never reads the pile); a reshuffle or
+  a new round's shuffle and deal is flagged in ``heavy`` and done between passes
+  (:func:`_heavy`), never in the first pass: only in the gathered games' rest.
+- **Restated for speed.** :func:`_lay_naturals` is ``rules.play_held``'s loop over natural
+  cards, bit-packed; ``_begin_turn``, ``_miss_call`` and ``_penalty`` are the rules' methods
+  with the reshuffle held back. A rule that changes in one of these changes here too.
 
-Randomness: the game carries a PRNG key. The first player is ``randint(sub, (), 0, n)`` and a
-shuffle of ``m`` cards sorts them by ``bits(sub, (capacity,))[:m]`` (stable), each ``sub``
-split off the game's key in the order the reference engine draws: the key chain *is* the
-game's generator (tests drive the reference with it: tests/test_vector_differential.py).
+The rest (the deal, ``put``, ``lay``, the turn's end, a round's result, the legality of an
+action) is the rules module's own functions, called from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
-from trash_env.codes import (
-    CFG_CALL_TRASH,
-    CFG_CARDS,
-    CFG_EPISODE,
-    CFG_FIRST_PLAYER,
-    CFG_FREE_DRAWS,
-    CFG_LOSERS_REVEAL,
-    CFG_MAX_DEALS,
-    CFG_MAX_TURNS,
-    CFG_RESHUFFLE,
-    CFG_START_SIZE,
-    CFG_TARGET_SIZE,
-    EPISODE_ROUND,
-    RESHUFFLE_ALL,
-    ROTATE,
-)
-from trash_env.engine import (
-    ABSENT,
-    CALL_TRASH,
-    DECLINE,
-    DOWN,
-    DRAW_STOCK,
-    NATURAL,
-    PHASE_FREE_DRAWS,
-    PHASE_PLAY,
-    STAY_SILENT,
-    TAKE_DISCARD,
-    WILD_UP,
-    Decision,
-)
+from trash_env.cards import NUM_RANKS, NUM_SLOTS
+from trash_env.codes import CFG_CARDS, CFG_RESHUFFLE, RESHUFFLE_ALL
+from trash_env.engine import CALL_TRASH, DECLINE, DOWN, DRAW_STOCK, NATURAL
+from trash_env.jax_env import rules as R
 from trash_env.jax_env import threefry
 from trash_env.jax_env.batching import where_needed
-from trash_env.rules import Rules
+from trash_env.jax_env.rules import (
+    ANSWER_CALL,
+    BEGIN_TURN,
+    CALL,
+    DRAW,
+    FINISH_ROUND,
+    LAYOUT_COMPLETE,
+    MISS_CALL,
+    NEXT_TURN,
+    NONE,
+    PLAY_HELD,
+    PLAY_HELD_NOSWAP,
+    START_ROUND,
+    STOP,
+    SWAP,
+    WILD,
+    WIN_ROUND,
+    Game,
+    _add,
+    _code,
+    _count_ranks,
+    _decide,
+    _hit,
+    _pick,
+    _pick_step,
+    _set,
+    is_legal,
+    returns,
+)
+from trash_env.rules_arrays import RulesArrays, rules_arrays
+
+# What the env, the bots and the example read from here (the rules module's, re-exported).
+__all__ = [
+    "CALL",
+    "DRAW",
+    "SWAP",
+    "WILD",
+    "Game",
+    "RulesArrays",
+    "init",
+    "is_legal",
+    "returns",
+    "rules_arrays",
+    "step",
+]
+
 
 Array = jax.Array
+I32 = jnp.int32
 
-NONE, DRAW, WILD, SWAP, CALL = (int(d) for d in Decision)
-
-# Continuations (the index of each function in ``_CONTINUATIONS``). ANSWER_CALL is the loop's
-# answer to a call decision when calls are answered for the player (the env's way).
-ANSWER_CALL, BEGIN_TURN, PLAY_HELD, PLAY_HELD_NOSWAP, FINISH_ROUND = 0, 1, 2, 3, 4
-DRAW_OR_TAKE, PENALTY, PUT, LAYOUT_COMPLETE, WIN_ROUND, NEXT_TURN, MISS_CALL = 5, 6, 7, 8, 9, 10, 11
-STOP = -1
+# The scheduler's continuations, beside the rules' (``rules.ANSWER_CALL`` ... ``FINISH_ROUND``):
+# the parts of ``rules.begin_turn`` and ``rules.miss_call`` after a held-back reshuffle, and
+# the put of a decision (``rules.put`` of ``put_slot``), run in the common pass.
+DRAW_OR_TAKE, PENALTY, PUT = 10, 11, 12
 # Passes of the continuations that ``run`` makes for the whole batch before it gathers the
 # games still going (a pass plays a whole turn's chain and the next turn's start: most games
 # stop in one).
 FIRST_PASSES = 1
-# Inside a gathered chunk of those games, the heavy work is gathered again, in quarters of the
-# chunk (at least 8 games): a new round's shuffle and deal for the games that need it only.
-HEAVY_SHARE, HEAVY_LEAST = 4, 8
 # The heavy work a game flags for between passes (``Game.heavy``).
 NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
 
 
-# Pile capacities: one compiled program per capacity and player count (as the numba records).
-CARD_CAPACITIES = (54, 2 * 54, 12 * 54)
-_SORT_LAST = np.uint32(0xFFFFFFFF)
-I32 = jnp.int32
-
-
-def card_capacity(cards: int) -> int:
-    """The smallest pile capacity of ``CARD_CAPACITIES`` that holds ``cards``."""
-    return next(c for c in CARD_CAPACITIES if c >= cards)
-
-
-class Game(NamedTuple):
-    """One game's state; per-player arrays have the game's ``n`` rows, piles the capacity
-    (entries beyond ``nstock``/``ndiscard`` are not cards)."""
-
-    layout: Array  # (n, 10) card per slot, -1 where absent
-    state: Array  # (n, 10) DOWN, NATURAL, WILD_UP, ABSENT
-    sizes: Array
-    rounds_won: Array
-    face_down: Array
-    pending_claim: Array  # (n,) bool
-    completed: Array  # (n,) bool
-    shrunk: Array  # (n,) bool: who shrank at the last finished deal
-    winners: Array  # (n,) bool
-    placings: Array
-    face_down_left: Array
-    hidden: Array  # (14,)
-    stock: Array  # (capacity,), top at stock[nstock - 1]
-    discard: Array  # (capacity,), top at discard[ndiscard - 1]
-    nstock: Array
-    ndiscard: Array
-    held: Array
-    current: Array
-    decision: Array
-    phase: Array
-    free_left: Array
-    called: Array
-    pending_slot: Array
-    pending_wild: Array
-    round_winner: Array
-    round_starter: Array
-    deal_number: Array
-    turns: Array
-    done: Array
-    truncated: Array
-    stock_known: Array
-    shuffle_count: Array  # cards staged at the bottom of the stock for the next shuffle
-    heavy: Array  # the heavy work flagged for between passes: NO_WORK, RESHUFFLE_WORK, ...
-    pushed: Array  # the card this pass lays on the discard pile (at ndiscard - 1), or -1
-    put_slot: Array  # where PUT lays the held card
-    put_wild: Array  # and whether as a wild
-    key: Array
-    cfg: Array  # (CFG_LEN,) the rules as integers
-    wild: Array  # (14,) bool
-    totals: Array  # (14,)
-    deck: Array  # (capacity,) the cards in build_deck order, then padding
-
-
-class RulesArrays(NamedTuple):
-    """The rules as the arrays a :class:`Game` carries (numpy, so ``make`` checks happen
-    before any trace)."""
-
-    cfg: np.ndarray
-    wild: np.ndarray
-    totals: np.ndarray
-    deck: np.ndarray
-
-
-def rules_arrays(rules: Rules) -> RulesArrays:
-    cards = rules.total_cards
-    capacity = card_capacity(cards)
-    deck = np.zeros(capacity, np.int32)
-    deck[:cards] = build_deck(rules.decks, rules.jokers)
-    return RulesArrays(
-        cfg=np.array((*rules.codes(), cards), np.int32),
-        wild=np.array(rules.wild_table(), np.bool_),
-        totals=np.array(rank_totals(rules.decks, rules.jokers), np.int32),
-        deck=deck,
-    )
-
-
-# ---------------------------------------------------------------------- randomness
-
-
-def shuffle_order(sub: Array, m: Array, capacity: int) -> Array:
-    """The permutation that shuffles the first ``m`` of ``capacity`` entries (the rest stay
-    in place): a stable sort by ``bits(sub, (capacity,))``, padding sorted last."""
-    bits = threefry.bits(sub, capacity)
-    return stable_order(jnp.where(jnp.arange(capacity) < m, bits, _SORT_LAST), m)
-
-
-def stable_order(keys: Array, m: Array) -> Array:
-    """``argsort(keys, stable=True)`` of uint32 ``keys`` whose entries from ``m`` on are the
-    largest key (the padding).
-
-    Sorted as one 32-bit word per entry (the key's high bits, then the entry's index: XLA's
-    CPU sort of one operand is several times faster than of a key and its index), which is
-    the stable sort's order unless two of the ``m`` keys share their high bits: then (rarely,
-    and only for the games where it happens) the key and index are sorted as a pair."""
-    capacity = keys.shape[-1]
-    index = np.arange(capacity, dtype=np.int32)  # numpy: ``exact`` closes over it
-    shift = max(1, (capacity - 1).bit_length())
-    low = np.uint32((1 << shift) - 1)
-    words = lax.sort((keys & ~low) | index.astype(np.uint32))
-    # The first m words are the m keys' (a key's high bits never exceed the padding's).
-    high = words >> shift
-    tie = ((high[1:] == high[:-1]) & (index[:-1] < m - 1)).any()
-
-    def exact(x: tuple[Array, Array]) -> tuple[Array, Array]:
-        keys, _ = x
-        _, order = lax.sort((keys, jnp.asarray(index)), num_keys=1, is_stable=True)
-        return keys, order
-
-    return where_needed(tie, exact, (keys, (words & low).astype(I32)))[1]
-
-
-def first_player(sub: Array, n: int) -> Array:
-    return jax.random.randint(sub, (), 0, n, dtype=I32)
+# ---------------------------------------------------------------------- held-back work
 
 
 def _apply_shuffle(g: Game) -> Game:
     """Shuffle the ``shuffle_count`` staged cards at the bottom of the stock, if any."""
     m = g.shuffle_count
     key, sub = threefry.split(g.key)
-    order = shuffle_order(sub, m, g.stock.shape[0])
+    order = R.shuffle_order(sub, m, g.stock.shape[0])
     shuffled = g._replace(stock=g.stock[order], key=key, shuffle_count=jnp.zeros_like(m))
     return lax.cond(m > 0, lambda: shuffled, lambda: g)
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-def _hit(shape: tuple[int, ...], index: object) -> Array:
-    """bool ``shape``: True at ``index`` (an int or a tuple, one per leading axis, each in
-    range). The writes below select with it rather than scatter: under ``jax.vmap`` a
-    scatter is a loop of its own on the CPU, a select fuses with the work around it."""
-    parts = index if isinstance(index, tuple) else (index,)
-    hit = jnp.bool_(True)
-    for axis, i in enumerate(parts):
-        hit = hit & (lax.broadcasted_iota(I32, shape, axis) == i)
-    return hit
-
-
-def _set(array: Array, index: object, value: object) -> Array:
-    """``array.at[index].set(value)`` for an ``index`` in range."""
-    return jnp.where(_hit(array.shape, index), jnp.asarray(value, array.dtype), array)
-
-
-def _add(array: Array, index: object, value: object) -> Array:
-    """``array.at[index].add(value)`` for an ``index`` in range."""
-    return array + jnp.where(_hit(array.shape, index), jnp.asarray(value, array.dtype), 0)
-
-
-def _pick(cond: Array, a: Game, b: Game) -> Game:
-    """``a`` where ``cond`` else ``b``, field by field."""
-    return jax.tree.map(lambda x, y: jnp.where(cond, x, y), a, b)
-
-
-def _count_ranks(cards: Array, valid: Array) -> Array:
-    """Per rank, how many of ``cards`` (where ``valid``) have it."""
-    return jnp.zeros(NUM_RANKS + 1, I32).at[jnp.where(valid, cards, NUM_RANKS)].add(1)[:NUM_RANKS]
-
-
-def _code(k: object) -> Array:
-    return jnp.asarray(k, I32)
-
-
-def _decide(g: Game, decision: int) -> Game:
-    return g._replace(decision=_code(decision))
 
 
 def _push(g: Game, card: Array, has: Array) -> Game:
@@ -292,30 +146,6 @@ def _stage_reshuffle(g: Game) -> Game:
     return _pick(m > 0, moved, g)
 
 
-def _draw_stock(g: Game) -> Game:
-    k = g.nstock - 1
-    card = g.stock[k]
-    return g._replace(nstock=k, held=card, hidden=_add(g.hidden, card, -1))
-
-
-def _take_discard(g: Game) -> Game:
-    k = g.ndiscard - 1
-    return g._replace(held=g.discard[k], ndiscard=k)
-
-
-def _lay(g: Game, slot: Array, as_wild: Array) -> Game:
-    p, card = g.current, g.held
-    under = g.layout[p, slot]
-    was_down = (g.state[p, slot] == DOWN).astype(I32)
-    return g._replace(
-        layout=_set(g.layout, (p, slot), card),
-        state=_set(g.state, (p, slot), jnp.where(as_wild, WILD_UP, NATURAL)),
-        face_down=_add(g.face_down, p, -was_down),
-        hidden=_add(g.hidden, under, -was_down),
-        held=under,
-    )
-
-
 # ---------------------------------------------------------------------- continuations
 
 Continuation = Callable[[Game], tuple[Game, Array]]
@@ -336,88 +166,19 @@ def _begin_turn(g: Game) -> tuple[Game, Array]:
 def _draw_or_take(g: Game) -> tuple[Game, Array]:
     stock, discard = g.nstock > 0, g.ndiscard > 0
     choose = stock & discard
-    drawn = _pick(stock, _draw_stock(g), _take_discard(g))
+    drawn = _pick(stock, R.draw_stock(g)[0], R.take_discard(g)[0])
     g = _pick(choose, _decide(g, DRAW), drawn)
     return g, jnp.where(choose, STOP, PLAY_HELD).astype(I32)
-
-
-def _held_card(g: Game, may_swap: bool | Array) -> tuple[Array, ...]:
-    """What ``Game._play_held``'s loop does with the held card: ask the wild's slot, ask the
-    swap, or place it (in the slot it names, a wild in the last face-down one)."""
-    p, card = g.current, g.held
-    is_wild = g.wild[jnp.maximum(card, 0)]
-    playable = (card >= 1) & (card <= g.sizes[p])
-    slot = jnp.clip(card - 1, 0, NUM_SLOTS - 1)
-    was = g.state[p, slot]
-    ask_wild = is_wild & (g.face_down[p] > 1)
-    last_down = jnp.argmax(g.state[p] == DOWN).astype(I32)
-    swap = ~is_wild & playable & (was == WILD_UP) & may_swap
-    place = is_wild | (playable & (was == DOWN))
-    return ask_wild, swap, place, jnp.where(is_wild, last_down, slot), is_wild
 
 
 def _play_held(g: Game, may_swap: bool | Array) -> tuple[Game, Array]:
     """One pass of ``Game._play_held``'s loop: the held card is put (PUT goes on with the card
     it uncovers), or asks a decision, or ends the turn."""
-    ask_wild, swap, place, put_slot, put_wild = _held_card(g, may_swap)
-    put, k_put = _put(g._replace(put_slot=put_slot, put_wild=put_wild))
+    ask_wild, swap, place, put_slot, put_wild = R.held_card(g, may_swap)
+    put, k_put = R.put(g, put_slot, put_wild)
     ended = _discard_held(g)
     g = _pick(ask_wild, _decide(g, WILD), _pick(swap, _decide(g, SWAP), _pick(place, put, ended)))
     k = jnp.where(ask_wild | swap, STOP, jnp.where(place, k_put, NEXT_TURN))
-    return g, k.astype(I32)
-
-
-def _put(g: Game) -> tuple[Game, Array]:
-    """``Game._put`` of the held card in ``put_slot`` (as a wild if ``put_wild``)."""
-    p, slot = g.current, g.put_slot
-    down = g.face_down[p]
-    completes = (down == 0) | ((down == 1) & (g.state[p, slot] == DOWN))
-    ask = completes & (g.cfg[CFG_CALL_TRASH] != 0) & (g.phase == PHASE_PLAY) & ~g.called
-    call = _decide(g._replace(pending_slot=slot, pending_wild=g.put_wild), CALL)
-    g = _pick(ask, call, _lay(g, slot, g.put_wild))
-    k = jnp.where(ask, STOP, jnp.where(completes, LAYOUT_COMPLETE, PLAY_HELD))
-    return g, k.astype(I32)
-
-
-def _layout_complete(g: Game) -> tuple[Game, Array]:
-    free = g.phase == PHASE_FREE_DRAWS
-    g = _pick(free, g._replace(completed=_set(g.completed, g.current, True)), g)
-    return g, jnp.where(free, FINISH_ROUND, WIN_ROUND).astype(I32)
-
-
-def _win_round(g: Game) -> tuple[Game, Array]:
-    """``Game._win_round`` of the player to act (the only player who ever wins one)."""
-    n = g.layout.shape[0]
-    player = g.current
-    g = _discard_held(g._replace(round_winner=player, completed=_set(g.completed, player, True)))
-    loser = jnp.clip(1 - player, 0, n - 1)
-    has_free = g.cfg[CFG_FREE_DRAWS] > 0
-    loser_complete = has_free & (g.face_down[loser] == 0)
-    free = has_free & ~loser_complete
-    g = _pick(loser_complete, g._replace(completed=_set(g.completed, loser, True)), g)
-    g = _pick(
-        free,
-        g._replace(phase=_code(PHASE_FREE_DRAWS), free_left=g.cfg[CFG_FREE_DRAWS], current=loser),
-        g,
-    )
-    return g, jnp.where(free, BEGIN_TURN, FINISH_ROUND).astype(I32)
-
-
-def _next_turn(g: Game) -> tuple[Game, Array]:
-    n = g.layout.shape[0]
-    g = g._replace(turns=g.turns + 1)
-    truncate = g.turns >= g.cfg[CFG_MAX_TURNS]
-    free = ~truncate & (g.phase == PHASE_FREE_DRAWS)
-    play = ~truncate & ~free
-    left = g.free_left - free
-    g = g._replace(
-        done=g.done | truncate,
-        truncated=g.truncated | truncate,
-        decision=jnp.where(truncate, NONE, g.decision).astype(I32),
-        free_left=left,
-        current=jnp.where(play, (g.current + 1) % n, g.current).astype(I32),
-    )
-    k = jnp.where(truncate, STOP, jnp.where(free & (left == 0), FINISH_ROUND, BEGIN_TURN))
     return g, k.astype(I32)
 
 
@@ -436,90 +197,12 @@ def _penalty(g: Game) -> tuple[Game, Array]:
     return g._replace(pending_claim=_set(g.pending_claim, g.current, True)), _code(NEXT_TURN)
 
 
-def _game_over(g: Game, winners: Array) -> Game:
-    """Winners place first; the others by how few face-down slots they had left."""
-    left = g.face_down_left
-    below = (~winners[None, :] & (left[None, :] < left[:, None])).sum(axis=1)
-    placings = jnp.where(winners, 1, 1 + winners.sum() + below).astype(I32)
-    return g._replace(
-        done=jnp.bool_(True), decision=_code(NONE), winners=winners, placings=placings
-    )
-
-
-def _finish_round(g: Game) -> tuple[Game, Array]:
-    n = g.layout.shape[0]
-    g = _discard_held(g)
-    slots = jnp.arange(NUM_SLOTS)
-    down = g.state == DOWN
-    correct = ~down | (g.layout == slots[None, :] + 1) | g.wild[jnp.maximum(g.layout, 0)]
-    revealed = (g.cfg[CFG_LOSERS_REVEAL] != 0) & ~g.completed & correct.all(axis=1)
-    shrunk = g.completed | revealed
-    sizes = g.sizes - shrunk
-    g = g._replace(
-        shrunk=shrunk,
-        face_down_left=g.face_down,
-        sizes=sizes,
-        rounds_won=g.rounds_won + shrunk,
-        deal_number=g.deal_number + 1,
-    )
-    reached = shrunk & (sizes <= g.cfg[CFG_TARGET_SIZE])
-    by_deals = (g.cfg[CFG_MAX_DEALS] > 0) & (g.deal_number >= g.cfg[CFG_MAX_DEALS])
-    one_round = g.cfg[CFG_EPISODE] == EPISODE_ROUND
-    over = reached.any() | one_round | by_deals
-    smallest = sizes == sizes.min()
-    winners = jnp.where(reached.any(), reached, jnp.where(one_round, shrunk, smallest))
-    starter = jnp.where(
-        g.cfg[CFG_FIRST_PLAYER] == ROTATE, (g.round_starter + 1) % n, g.round_winner
-    )
-    next_round = g._replace(current=starter.astype(I32), heavy=_code(NEW_ROUND_WORK))
-    g = _pick(over, _game_over(g, winners), next_round)
-    return g, jnp.where(over, STOP, BEGIN_TURN).astype(I32)
-
-
-def _deal(g: Game) -> Game:
-    """``Game._start_round`` after the shuffle: ``stock[:cards]`` holds the dealt order."""
-    n = g.layout.shape[0]
-    capacity = g.stock.shape[0]
-    cards = g.cfg[CFG_CARDS]
-    order = g.stock
-    sizes = g.sizes
-    offsets = jnp.cumsum(sizes) - sizes
-    slots = jnp.arange(NUM_SLOTS)
-    inside = slots[None, :] < sizes[:, None]
-    position = jnp.clip(offsets[:, None] + slots[None, :], 0, capacity - 1)
-    left = cards - sizes.sum()
-    k = jnp.arange(capacity)
-    stock = jnp.where(k < left, order[jnp.clip(cards - 1 - k, 0, capacity - 1)], 0)
-    g = g._replace(
-        layout=jnp.where(inside, order[position], -1).astype(I32),
-        state=jnp.where(inside, DOWN, ABSENT).astype(I32),
-        face_down=sizes,
-        pending_claim=jnp.zeros(n, jnp.bool_),
-        completed=jnp.zeros(n, jnp.bool_),
-        stock=stock.astype(I32),
-        nstock=left,
-        discard=jnp.zeros_like(g.discard),
-        ndiscard=_code(0),
-        held=_code(-1),
-        hidden=g.totals,
-        stock_known=jnp.bool_(False),
-        phase=_code(PHASE_PLAY),
-        free_left=_code(0),
-        called=jnp.bool_(False),
-        pending_slot=_code(-1),
-        pending_wild=jnp.bool_(False),
-        round_winner=_code(-1),
-        round_starter=g.current,
-    )
-    return g
-
-
 def _apply(g: Game, action: Array) -> tuple[Game, Array]:
     """A legal action applied: the game and the continuation to run."""
     d = g.decision
-    drawn = _pick(action == DRAW_STOCK, _draw_stock(g), _take_discard(g))
+    drawn = _pick(action == DRAW_STOCK, R.draw_stock(g)[0], R.take_discard(g)[0])
     put = g._replace(put_slot=action, put_wild=d == WILD)
-    laid = _lay(g, g.pending_slot, g.pending_wild)
+    laid = R.lay(g, g.pending_slot, g.pending_wild)
     called = laid._replace(called=jnp.bool_(True))
     is_draw, is_call = d == DRAW, d == CALL
     declined = (d == SWAP) & (action == DECLINE)
@@ -548,7 +231,7 @@ def _answer_call(g: Game) -> tuple[Game, Array]:
 def _next_turn_and_draw(g: Game) -> tuple[Game, Array]:
     """``_next_turn``, then ``_begin_turn`` and ``_draw_or_take`` in the same pass where the
     game goes on to them (the common end of a turn: one pass, not three)."""
-    g1, k1 = _next_turn(g)
+    g1, k1 = R.next_turn(g)
     g2, k2 = _begin_turn(g1)
     g3, k3 = _draw_or_take(g2)
     on2 = k1 == BEGIN_TURN
@@ -569,9 +252,23 @@ def _then(g: Game, k: Array, code: int, continuation: Continuation) -> tuple[Gam
 def _round_end(g: Game, k: Array) -> tuple[Game, Array]:
     """From LAYOUT_COMPLETE, WIN_ROUND or FINISH_ROUND, the ones that follow in the same pass
     (each computed once: the end of a round is one pass, not three)."""
-    g, k = _then(g, k, LAYOUT_COMPLETE, _layout_complete)
-    g, k = _then(g, k, WIN_ROUND, _win_round)
+    g, k = _then(g, k, LAYOUT_COMPLETE, R.layout_complete)
+    g, k = _then(g, k, WIN_ROUND, lambda g: R.win_round(_discard_held(g)))
     return _then(g, k, FINISH_ROUND, _finish_round)
+
+
+def _finish_round(g: Game) -> tuple[Game, Array]:
+    """``rules.finish_round`` with its discard held back and the next round's shuffle and
+    deal flagged for between passes."""
+    g, k = R.finish_round(_discard_held(g))
+    new_round = k == START_ROUND
+    g = g._replace(heavy=jnp.where(new_round, NEW_ROUND_WORK, g.heavy).astype(I32))
+    return g, jnp.where(new_round, BEGIN_TURN, k).astype(I32)
+
+
+def _put(g: Game) -> tuple[Game, Array]:
+    """``rules.put`` of the held card in ``put_slot`` (as a wild if ``put_wild``)."""
+    return R.put(g, g.put_slot, g.put_wild)
 
 
 _CONTINUATIONS: tuple[Callable[[Game, Array], tuple[Game, Array]], ...] = (
@@ -587,10 +284,23 @@ _CONTINUATIONS: tuple[Callable[[Game, Array], tuple[Game, Array]], ...] = (
     lambda g, k: _next_turn_and_draw(g),
 )
 # The branch of ``_CONTINUATIONS`` that runs each continuation code.
-_BRANCH = np.array(
-    [0, 1, 2, 3, 4, 5, 6, 7, 4, 4, 9, 8],  # by code: ANSWER_CALL ... MISS_CALL
-    np.int32,
-)
+# START_ROUND never runs here (a new round is ``heavy`` work): the rules' own.
+_BRANCH = np.zeros(PUT + 1, np.int32)
+for _code_, _branch in (
+    (ANSWER_CALL, 0),
+    (BEGIN_TURN, 1),
+    (PLAY_HELD, 2),
+    (PLAY_HELD_NOSWAP, 3),
+    (LAYOUT_COMPLETE, 4),
+    (WIN_ROUND, 4),
+    (FINISH_ROUND, 4),
+    (DRAW_OR_TAKE, 5),
+    (PENALTY, 6),
+    (PUT, 7),
+    (MISS_CALL, 8),
+    (NEXT_TURN, 9),
+):
+    _BRANCH[_code_] = _branch
 
 # What the continuations change: everything but the piles, the key and the rules (so that the
 # selection among them under vmap moves a few dozen numbers per game, not the piles).
@@ -687,7 +397,7 @@ def _common_pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
     g, k = _then(g, k, PUT, _put)
     is_held = (k == PLAY_HELD) | (k == PLAY_HELD_NOSWAP)
     g, laid = _lay_naturals(g, is_held)
-    ask_wild, swap, place, put_slot, put_wild = _held_card(g, laid | (k != PLAY_HELD_NOSWAP))
+    ask_wild, swap, place, put_slot, put_wild = R.held_card(g, laid | (k != PLAY_HELD_NOSWAP))
     put, k_put = _put(g._replace(put_slot=put_slot, put_wild=put_wild))
     asked = _pick(ask_wild, _decide(g, WILD), _decide(g, SWAP))
     held = _pick(ask_wild | swap, asked, _pick(place, put, _discard_held(g)))
@@ -706,7 +416,7 @@ def _heavy(g: Game) -> Game:
     new_round = g.heavy == NEW_ROUND_WORK
     g = _pick(new_round, g._replace(stock=g.deck, shuffle_count=g.cfg[CFG_CARDS]), g)
     g = _apply_shuffle(g)
-    g = _pick(new_round, _deal(g), g)
+    g = _pick(new_round, R.deal(g), g)
     return g._replace(heavy=_code(NO_WORK))
 
 
@@ -764,14 +474,16 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
         ended, k_ended = _round_end(g, k)
         g = _write_pushed(_pick(ends, ended, g))
         k = jnp.where(ends, k_ended, k).astype(I32)
-        heavy = g.heavy != NO_WORK
-        g, k = where_needed(heavy, _heavy_then_start, (g, k), HEAVY_SHARE, HEAVY_LEAST)
+        # In a gathered chunk most games need the heavy work (a round's end): it runs for the
+        # chunk, selected where flagged (gathering again would compile a scatter per array).
+        g, k = _pick_step(g.heavy != NO_WORK, _heavy_then_start((g, k)), (g, k))
         g, k = common_passes((g, k), None)
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
-        return where_needed(other, _pass, (g, k), HEAVY_SHARE, HEAVY_LEAST)
+        return _pick_step(other, _pass((g, k)), (g, k))
 
     def rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-        return lax.while_loop(lambda c: going(*c), round_of_rest, carry)
+        g, k = lax.while_loop(lambda c: going(*c), round_of_rest, carry)
+        return g._replace(**{f: getattr(carry[0], f) for f in _RULES}), k  # unchanged
 
     rules = {f: getattr(g, f) for f in _RULES}
     g, k = common_passes((g, _code(k)), FIRST_PASSES)
@@ -782,86 +494,18 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
 # ---------------------------------------------------------------------- public functions
 
 
-def new_game(key: Array, arrays: RulesArrays, num_players: int) -> Game:
-    """``Game(rules)`` from ``key``: the first player, then the first deal."""
-    n = num_players
-    key, sub = threefry.split(key)
-    capacity = arrays.deck.shape[0]
-    zeros_n = jnp.zeros(n, I32)
-    false_n = jnp.zeros(n, jnp.bool_)
-    scalar = jnp.asarray(0, I32)
-    g = Game(
-        layout=jnp.full((n, NUM_SLOTS), -1, I32),
-        state=jnp.full((n, NUM_SLOTS), ABSENT, I32),
-        sizes=jnp.full(n, arrays.cfg[CFG_START_SIZE], I32),
-        rounds_won=zeros_n,
-        face_down=zeros_n,
-        pending_claim=false_n,
-        completed=false_n,
-        shrunk=false_n,
-        winners=false_n,
-        placings=zeros_n,
-        face_down_left=zeros_n,
-        hidden=jnp.asarray(arrays.totals, I32),
-        stock=jnp.zeros(capacity, I32),
-        discard=jnp.zeros(capacity, I32),
-        nstock=scalar,
-        ndiscard=scalar,
-        held=jnp.asarray(-1, I32),
-        current=first_player(sub, n),
-        decision=jnp.asarray(NONE, I32),
-        phase=scalar,
-        free_left=scalar,
-        called=jnp.bool_(False),
-        pending_slot=jnp.asarray(-1, I32),
-        pending_wild=jnp.bool_(False),
-        round_winner=jnp.asarray(-1, I32),
-        round_starter=scalar,
-        deal_number=scalar,
-        turns=scalar,
-        done=jnp.bool_(False),
-        truncated=jnp.bool_(False),
-        stock_known=jnp.bool_(False),
-        shuffle_count=scalar,
-        heavy=jnp.asarray(NEW_ROUND_WORK, I32),
-        pushed=jnp.asarray(-1, I32),
-        put_slot=scalar,
-        put_wild=jnp.bool_(False),
-        key=key,
-        cfg=jnp.asarray(arrays.cfg, I32),
-        wild=jnp.asarray(arrays.wild, jnp.bool_),
-        totals=jnp.asarray(arrays.totals, I32),
-        deck=jnp.asarray(arrays.deck, I32),
-    )
-    return g
-
-
 def init(key: Array, arrays: RulesArrays, num_players: int, answer_calls: bool = False) -> Game:
-    """A new game dealt and played to its first decision. Every new game needs the deal and
-    the first turn's start, so they run here for each game (not gathered by ``run``): only
-    the games whose first draw goes on past the common continuations reach ``run``'s rest."""
-    g, k = _heavy_then_start((new_game(key, arrays, num_players), _code(BEGIN_TURN)))
+    """``rules.init``, scheduled: the new game's deal and the first turn's start run here for
+    each game (every new game needs them), then ``run``."""
+    g = R.new_game(key, arrays, num_players)._replace(heavy=_code(NEW_ROUND_WORK))
+    g, k = _heavy_then_start((g, _code(BEGIN_TURN)))
     return run(g, k, answer_calls)
 
 
-def is_legal(g: Game, action: Array) -> Array:
-    """Whether engine action ``action`` (0..14) is one of ``Game.legal_actions()``."""
-    p = g.current
-    d = g.decision
-    slot = jnp.clip(action, 0, NUM_SLOTS - 1)
-    wild_ok = (action >= 0) & (action < g.sizes[p]) & (g.state[p, slot] == DOWN)
-    return (
-        ((d == DRAW) & ((action == DRAW_STOCK) | (action == TAKE_DISCARD)))
-        | ((d == WILD) & wild_ok)
-        | ((d == SWAP) & ((action == g.held - 1) | (action == DECLINE)))
-        | ((d == CALL) & ((action == CALL_TRASH) | (action == STAY_SILENT)))
-    ) & ~g.done
-
-
 def step(g: Game, action: Array, answer_calls: bool = False) -> tuple[Game, Array]:
-    """``Game.step``: a legal engine action applied and played on to the next decision; an
-    illegal one (or a finished game) changes nothing. Returns the game and whether the action
-    was legal."""
+    """``rules.step``, scheduled: a legal engine action applied and played on to the next
+    decision; an illegal one (or a finished game) changes nothing. Returns the game and
+    whether the action was legal."""
     action = jnp.asarray(action, I32)
     legal = is_legal(g, action)
 
@@ -870,15 +514,3 @@ def step(g: Game, action: Array, answer_calls: bool = False) -> tuple[Game, Arra
     # An illegal action runs nothing, so the piles are ``g``'s: only the small fields differ.
     small = {f: jnp.where(legal, getattr(out, f), getattr(g, f)) for f in _SMALL}
     return out._replace(**small), legal
-
-
-def returns(g: Game) -> Array:
-    """``Game.returns()`` as float32, the reference's values cast (a table: XLA would turn
-    a division by a constant into a product, which rounds differently): zero-sum shares of
-    the winners, zero while the game runs or when it was truncated."""
-    n = g.layout.shape[0]
-    winner = np.array([0.0] + [(n / k - 1.0) / (n - 1) for k in range(1, n + 1)], np.float32)
-    loser = np.float32((0.0 - 1.0) / (n - 1))
-    k = g.winners.sum()
-    out = jnp.where(g.winners, jnp.asarray(winner)[k], loser)
-    return jnp.where(g.done & ~g.truncated & (k > 0), out, 0.0).astype(jnp.float32)

@@ -1,4 +1,4 @@
-"""What a seat sees of a JAX :class:`~trash_env.jax_env.engine.Game`: the observation vector
+"""What a seat sees of a JAX :class:`~trash_env.jax_env.rules.Game`: the observation vector
 (:func:`trash_env.observation.encode_observation`, value for value, float32), its ``pairs``
 form (:mod:`trash_env.pairs`, the same index tables) and the env's action mask
 (:func:`trash_env.observation.action_mask`). Public information only: face-down cards and the
@@ -11,8 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
+from trash_env.codes import CFG_CARDS
 from trash_env.engine import DECLINE, DOWN, DRAW_STOCK, NUM_ACTIONS, NUM_DECISIONS, TAKE_DISCARD
-from trash_env.jax_env.engine import CFG_CARDS, DRAW, SWAP, WILD, Game
+from trash_env.jax_env.rules import DRAW, SWAP, WILD, Game
 from trash_env.observation import SLOT_FEATURES
 from trash_env.pairs import pair_indices
 

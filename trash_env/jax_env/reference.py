@@ -10,8 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from trash_env.engine import Game
-from trash_env.jax_env.engine import card_capacity, first_player, shuffle_order
+from trash_env.jax_env.rules import first_player, shuffle_order
 from trash_env.rules import Rules
+from trash_env.rules_arrays import pile_capacity
 
 
 @partial(jax.jit, static_argnums=(1,))
@@ -51,4 +52,4 @@ class KeyChain(np.random.Generator):
 def reference_game(rules: Rules, key: jax.Array) -> Game:
     """A reference ``Game`` dealt and driven by ``key`` as ``engine.init(key, ...)`` is (its
     generator is a :class:`KeyChain` of ``key``)."""
-    return Game(rules, seed=KeyChain(key, card_capacity(rules.total_cards)))  # type: ignore[arg-type]
+    return Game(rules, seed=KeyChain(key, pile_capacity(rules.total_cards)))  # type: ignore[arg-type]

@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 
 from trash_env.actions import check_actions, holds_bool
-from trash_env.cards import NUM_RANKS, NUM_SLOTS, build_deck, rank_totals
+from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.engine import NUM_ACTIONS, NUM_ENGINE_ACTIONS, Game, InvariantError, zero_sum_share
 from trash_env.observation import observation_size
 from trash_env.reward import add_payments
 from trash_env.rules import MAX_PLAYERS, Rules
+from trash_env.rules_arrays import pile_capacity, rules_arrays
 from trash_env.vector import _kernels as K
 from trash_env.vector._pcg import RNG_WORDS, state_of
 
@@ -60,16 +61,17 @@ VIOLATIONS = (
 # Few record layouts for all rules: numba compiles its kernels once per record type (then
 # cached on disk; docs/vector.md), so every game has room for 6 players, and the piles room
 # for 2 decks with jokers or, when the rules need more, 12 (about 0.5 or 1.5 KiB a game). The
-# players and cards beyond the rules are never touched.
-CARD_CAPACITIES = (2 * 54, 12 * 54)
+# players and cards beyond the rules are never touched. The capacities are the shared ones
+# (trash_env.rules_arrays), from two decks up.
+LEAST_CAPACITY = 2 * 54
 
 
 def card_capacity(cards: int) -> int:
-    """The smallest pile capacity of ``CARD_CAPACITIES`` that holds ``cards``."""
-    return next(c for c in CARD_CAPACITIES if c >= cards)
+    """The pile capacity of a record for rules with ``cards`` cards."""
+    return pile_capacity(cards, LEAST_CAPACITY)
 
 
-def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) -> np.dtype:
+def game_dtype(num_players: int = MAX_PLAYERS, cards: int = LEAST_CAPACITY) -> np.dtype:
     """The record of one game: fields named as the reference ``Game``'s attributes hold the
     same values (``nstock``/``ndiscard`` count the piles, whose tops are at the end)."""
     n = num_players
@@ -113,17 +115,18 @@ def game_dtype(num_players: int = MAX_PLAYERS, cards: int = CARD_CAPACITIES[0]) 
 
 
 class RulesArrays:
-    """The rules as the arrays the kernels read (every ``Rules`` option is supported)."""
+    """The rules as the arrays the kernels read (every ``Rules`` option is supported): the
+    shared derivation (:func:`trash_env.rules_arrays.rules_arrays`) in the kernels' types."""
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.n = rules.num_players
         self.cards = rules.total_cards
-        # Every option, derived from the Rules fields (see _kernels' CFG_* indices).
-        self.cfg = np.array((*rules.codes(), self.cards), np.int64)
-        self.wild = np.array(rules.wild_table(), np.bool_)
-        self.totals = np.array(rank_totals(rules.decks, rules.jokers), np.int64)
-        self.deck = np.array(build_deck(rules.decks, rules.jokers), np.int8)
+        shared = rules_arrays(rules, LEAST_CAPACITY)
+        self.cfg = shared.cfg.astype(np.int64)  # see _kernels' CFG_* indices
+        self.wild = shared.wild
+        self.totals = shared.totals.astype(np.int64)
+        self.deck = shared.deck.astype(np.int8)
         self.dtype = game_dtype(MAX_PLAYERS, card_capacity(self.cards))
 
 
