@@ -264,6 +264,7 @@ def _jax_env_programs() -> tuple[Any, Any]:
     return _JAX_PROGRAMS["init"], _JAX_PROGRAMS["step"]
 
 
+@pytest.mark.slow  # compiles the JAX engine
 @pytest.mark.skipif(not JAX, reason="the JAX engine needs jax (the 'jax' extra)")
 def test_jax_env_replays_the_game_of_its_key(recorded_by_key):
     """``make(**rules).init(PRNGKey(seed))`` deals the recorded game: at every decision (the
