@@ -12,7 +12,6 @@ from scipy.stats import chisquare
 
 from trash_env.engine import DECLINE, DRAW_STOCK, TAKE_DISCARD, Game
 from trash_env.exact.model import (
-    CHANCE_DRAW,
     DEAD,
     DRAW,
     OVER,

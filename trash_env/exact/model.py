@@ -199,7 +199,8 @@ class Model:
         if state.stock is not None:
             return sum(state.stock)
         pending = 1 if state.phase == CHANCE_PICKUP else 0
-        return sum(self.unseen(state)) - self.face_down(state, 0) - self.face_down(state, 1) - pending
+        face_down = self.face_down(state, 0) + self.face_down(state, 1)
+        return sum(self.unseen(state)) - face_down - pending
 
     def is_chance(self, state: State) -> bool:
         return state.phase in CHANCES
@@ -386,4 +387,3 @@ def from_game(game: Game, sizes: tuple[int, int] | None = None) -> State:
         winner = game.round_results[-1][0]
         return State(slots, winner, OVER, -1, -1, (0,) * count, None, winner)  # type: ignore[arg-type]
     return State(slots, game.current, phase, held, top, tuple(below), stock)  # type: ignore[arg-type]
-
