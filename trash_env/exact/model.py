@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
+
 from trash_env.cards import JOKER, NUM_RANKS
 from trash_env.engine import (
     DECLINE,
@@ -43,6 +45,7 @@ from trash_env.engine import (
     Game,
 )
 from trash_env.rules import Rules
+from trash_env.view import PublicView
 
 DEAD = 0
 
@@ -387,3 +390,12 @@ def from_game(game: Game, sizes: tuple[int, int] | None = None) -> State:
         winner = game.round_results[-1][0]
         return State(slots, winner, OVER, -1, -1, (0,) * count, None, winner)  # type: ignore[arg-type]
     return State(slots, game.current, phase, held, top, tuple(below), stock)  # type: ignore[arg-type]
+
+
+def from_view(view: PublicView) -> State:
+    """The public state of a seat's :class:`~trash_env.view.PublicView` at a decision. The
+    view gives no hidden card; its determinisation re-deals every hidden card at random and
+    keeps the public ones (a reshuffled stock keeps its known contents), so reading it is
+    reading public information."""
+    game = view.determinize(np.random.default_rng(0))
+    return from_game(game, (view.sizes[0], view.sizes[1]))

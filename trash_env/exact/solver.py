@@ -115,7 +115,14 @@ def solve(
     values = _terminal_values(graph)
     weights = np.zeros(len(graph.actions))
     sweeps, change = _sweeps(
-        mode, graph.action_ptr, graph.succ_ptr, graph.succ, graph.prob, weights, values, tol,
+        mode,
+        graph.action_ptr,
+        graph.succ_ptr,
+        graph.succ,
+        graph.prob,
+        weights,
+        values,
+        tol,
         max_sweeps,
     )
     q = _action_values(graph.action_ptr, graph.succ_ptr, graph.succ, graph.prob, values)
@@ -139,7 +146,14 @@ def follow(
     mode = np.full(graph.nodes, FOLLOW, dtype=np.int8)
     values = _terminal_values(graph, win, loss)
     _sweeps(
-        mode, graph.action_ptr, graph.succ_ptr, graph.succ, graph.prob, weights, values, tol,
+        mode,
+        graph.action_ptr,
+        graph.succ_ptr,
+        graph.succ,
+        graph.prob,
+        weights,
+        values,
+        tol,
         max_sweeps,
     )
     return values

@@ -23,7 +23,6 @@ import numpy as np
 from trash_env.exact.graph import TERMINALS, Graph, build_graph, state_key
 from trash_env.exact.model import DRAW, SWAP, WILD, Model, State, check_rules
 from trash_env.exact.policies import greedy_action
-from trash_env.exact.solver import solve, start_value
 from trash_env.files import atomic_write_bytes
 from trash_env.rules import Rules
 
@@ -77,6 +76,13 @@ class Round:
 
 def solve_round(sizes: tuple[int, int], rules: Rules, progress: Callable | None = None) -> Round:
     """Enumerate and solve the round ``sizes`` (``a <= b``)."""
+    try:
+        from trash_env.exact.solver import solve, start_value  # numba: only to build tables
+    except ImportError:
+        raise ValueError(
+            "building exact tables needs numba: pip install 'trash-env[vector]'"
+        ) from None
+
     model = Model(sizes, rules)
     graph = build_graph(model, progress)
     solution = solve(graph, preferred_actions(graph))
@@ -186,9 +192,7 @@ class Tables:
         if header.get("version") != VERSION:
             raise fail(f"it is version {header.get('version')!r}; this code reads {VERSION}")
         if header.get("rules") != rules_key(rules):
-            raise fail(
-                f"it was solved for rules {header.get('rules')!r}, not {rules_key(rules)!r}"
-            )
+            raise fail(f"it was solved for rules {header.get('rules')!r}, not {rules_key(rules)!r}")
         payload = data[start + length :]
         if header.get("payload_bytes") != len(payload):
             raise fail("its payload is truncated or has extra bytes")
@@ -208,8 +212,9 @@ class Tables:
                         raise fail(f"round ({a}, {b}): array {field} has the wrong length")
                     arrays[field] = np.frombuffer(payload, dtype=dtype, count=states, offset=offset)
                 v0, v1 = (float(x) for x in entry["start_values"])
-                rounds[(a, b)] = Round((a, b), arrays["keys"], arrays["values"],
-                                       arrays["actions"], (v0, v1))
+                rounds[(a, b)] = Round(
+                    (a, b), arrays["keys"], arrays["values"], arrays["actions"], (v0, v1)
+                )
         except (KeyError, TypeError, ValueError) as error:
             if isinstance(error, TableError):
                 raise
