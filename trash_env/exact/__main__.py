@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "report":
         try:
-            found = report(Rules(wilds=args.wilds, jokers=args.jokers), args.max_size)
-            text = json.dumps(found, indent=1)
+            figures_found = report(Rules(wilds=args.wilds, jokers=args.jokers), args.max_size)
+            text = json.dumps(figures_found, indent=1)
             if args.json:
                 atomic_write_text(args.json, text + "\n")
         except (ValueError, OSError) as error:
@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{path}: {states} decision states in {len(tables.rounds)} rounds, "
         f"{time.perf_counter() - began:.1f} s, {path.stat().st_size} bytes"
     )
-    for sizes, found in sorted(tables.rounds.items()):
-        print(f"  round {sizes}: {len(found.keys)} states, start values {found.start_values}")
+    for sizes, solved in sorted(tables.rounds.items()):
+        print(f"  round {sizes}: {len(solved.keys)} states, start values {solved.start_values}")
     return 0
 
 
