@@ -134,6 +134,14 @@ def test_a_header_that_lies_fails_in_one_sentence(k2, tmp_path, change, words):
     assert words in one_sentence(error)
 
 
+def test_kings_wild_reads_the_jacks_tables(k2):
+    """The same card classes, so the same game: the Jacks table answers for Kings wild."""
+    kings = Tables.from_bytes(k2.to_bytes(), Rules(wilds="kings"))
+    assert kings.start_value((2, 2), 0) == k2.start_value((2, 2), 0)
+    jacks, crowned = Model((2, 2), Rules()), Model((2, 2), Rules(wilds="kings"))
+    assert jacks.totals == crowned.totals
+
+
 def test_a_table_for_other_rules_is_refused(k2):
     with pytest.raises(TableError, match="solved for rules") as error:
         Tables.from_bytes(k2.to_bytes(), Rules(jokers=True))

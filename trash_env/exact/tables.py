@@ -45,9 +45,11 @@ def pairs(max_size: int) -> list[tuple[int, int]]:
 
 
 def rules_key(rules: Rules) -> dict:
-    """The options a table depends on (the episode and cut-off are the env's, not the round's)."""
+    """The options a table depends on (the episode and cut-off are the env's, not the round's).
+    Kings wild is the Jacks-wild game with two ranks renamed (one wild face rank, the other two
+    dead, the same card classes), so both read the Jacks tables."""
     check_rules(rules)
-    return {"wilds": rules.wilds, "jokers": rules.jokers}
+    return {"wilds": "jacks", "jokers": rules.jokers}
 
 
 def preferred_actions(graph: Graph) -> np.ndarray:
