@@ -221,7 +221,7 @@ class Tables:
             if isinstance(error, TableError):
                 raise
             raise fail("its header lacks a field or has one of the wrong type") from None
-        if not 1 <= max_size <= MAX_K or sorted(rounds) != pairs(max_size):
+        if not 1 <= max_size <= MAX_K or sorted(rounds) != sorted(pairs(max_size)):
             raise fail(f"it does not hold every round up to K = {max_size}")
         return cls(rules, max_size, rounds)
 
