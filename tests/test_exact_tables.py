@@ -155,6 +155,17 @@ def test_a_table_of_three_slots_holds_its_rounds_in_any_order():
     assert sorted(again.rounds) == sorted(pairs(3))
 
 
+def test_a_table_whose_keys_repeat_is_refused(k2):
+    found = k2.rounds[(1, 1)]
+    keys = found.keys.copy()
+    keys[1] = keys[0]
+    rounds = dict(k2.rounds)
+    rounds[(1, 1)] = Round((1, 1), keys, found.values, found.actions, found.start_values)
+    with pytest.raises(TableError, match="not strictly increasing") as error:
+        Tables.from_bytes(Tables(Rules(), 2, rounds).to_bytes(), Rules())
+    one_sentence(error)
+
+
 def test_kings_wild_reads_the_jacks_tables(k2):
     """The same card classes, so the same game: the Jacks table answers for Kings wild."""
     kings = Tables.from_bytes(k2.to_bytes(), Rules(wilds="kings"))

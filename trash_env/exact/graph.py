@@ -19,7 +19,10 @@ KEY_LIMIT = 2**64
 
 def state_key(model: Model, state: State) -> int:
     """A decision state as one integer below 2**64 (mixed radix over its fields; the table's
-    sorted keys find a state by binary search)."""
+    sorted keys find a state by binary search). The known stock's digits follow a flag only
+    when there is one, so two states could in principle share a key; building a table refuses
+    that (no round up to K = 3 has any), and loading one checks its keys are all distinct. A
+    fixed-width stock field would rule it out by construction (a format change left to do)."""
     key = 0
 
     def put(digit: int, base: int) -> None:

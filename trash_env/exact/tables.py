@@ -90,6 +90,8 @@ def solve_round(sizes: tuple[int, int], rules: Rules, progress: Callable | None 
     solution = solve(graph, preferred_actions(graph))
     keys = np.array([state_key(model, s) for s in graph.states], dtype=np.uint64)
     order = np.argsort(keys, kind="stable")
+    if np.any(np.diff(keys[order]) == 0):
+        raise ValueError(f"round {sizes}: two states share a key; the table would be ambiguous")
     values = solution.values[TERMINALS:][order]
     actions = graph.actions[solution.best[TERMINALS:]][order].astype(np.int8)
     starts = (start_value(graph, solution.values, 0), start_value(graph, solution.values, 1))
@@ -213,6 +215,8 @@ class Tables:
                     if size != states * width or offset < 0 or offset + size > len(payload):
                         raise fail(f"round ({a}, {b}): array {field} has the wrong length")
                     arrays[field] = np.frombuffer(payload, dtype=dtype, count=states, offset=offset)
+                if states > 1 and not np.all(arrays["keys"][1:] > arrays["keys"][:-1]):
+                    raise fail(f"round ({a}, {b}): its state keys are not strictly increasing")
                 v0, v1 = (float(x) for x in entry["start_values"])
                 rounds[(a, b)] = Round(
                     (a, b), arrays["keys"], arrays["values"], arrays["actions"], (v0, v1)
