@@ -208,7 +208,7 @@ class Tables:
             for entry in header["rounds"]:
                 a, b = (int(x) for x in entry["sizes"])
                 states = int(entry["states"])
-                arrays = {}
+                arrays: dict[str, np.ndarray] = {}
                 for field, dtype in _ARRAYS:
                     offset, size = (int(x) for x in entry["arrays"][field])
                     width = np.dtype(dtype).itemsize
