@@ -144,6 +144,7 @@ CHECKOUT_AGENT_MODULES = (
     "agents.bots.base",
     "agents.bots.heuristics",
     "agents.bots.search",
+    "agents.bots.optimal",
     "agents.play.human",
 )
 
