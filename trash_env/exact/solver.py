@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from trash_env.exact.graph import TERMINALS, Graph
+from trash_env.numba_cache import njit
 
 MAX, MIN, FOLLOW = 0, 1, 2
 TOLERANCE = 1e-14  # the largest change in the last sweep
