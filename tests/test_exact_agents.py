@@ -107,3 +107,19 @@ def test_optimal_refuses_a_round_beyond_its_tables_and_a_bad_size():
         make_agent("optimal").act(None, mask, PublicView(game, game.current))
     with pytest.raises(ValueError, match="max_size must be an integer from 1 to 10"):
         make_agent("optimal:max_size=11")
+
+
+def test_the_browser_table_refuses_optimal_whose_tables_are_not_built(tmp_path, monkeypatch):
+    """A page may not start an hour-long build: an unbuilt table is refused in one sentence
+    naming the command that builds it; the shipped one plays."""
+    from agents.web.table import build_bot
+
+    monkeypatch.setenv("TRASH_ENV_CACHE", str(tmp_path))
+    rules = Rules(num_players=2, start_size=2)
+    agent, _ = build_bot("optimal", "optimal", 0, rules)
+    assert agent.name == "optimal"
+    with pytest.raises(
+        ValueError, match=r"not built yet.*python -m trash_env\.exact build --max-size 3$"
+    ):
+        build_bot("optimal:max_size=3", "optimal:max_size=3", 0, rules)
+    assert not any(tmp_path.rglob("*.bin"))

@@ -14,7 +14,7 @@ from agents.bots.base import Agent, register_agent
 from agents.bots.heuristics import GreedyAgent
 from trash_env.exact.model import check_rules as check_model_rules
 from trash_env.exact.model import from_view
-from trash_env.exact.tables import MAX_K, Tables, tables_for
+from trash_env.exact.tables import MAX_K, Tables, built_table, tables_for
 from trash_env.rules import Rules
 from trash_env.view import PublicView
 
@@ -55,11 +55,18 @@ class OptimalAgent(Agent):
         except ValueError as error:
             raise ValueError(f"{self.name}: {error}") from None
 
+    def tables_built(self, rules: Rules) -> bool:
+        """Whether this game's tables are already built (shipped or cached): the first move
+        otherwise builds them, which takes minutes to hours (docs/skill.md)."""
+        return built_table(self._table_rules(rules), self.max_size) is not None
+
+    def _table_rules(self, rules: Rules) -> Rules:
+        self._check_model(rules)
+        return Rules(wilds=rules.wilds, jokers=rules.jokers)
+
     def tables(self, rules: Rules) -> Tables:
         if self._tables is None or self._tables.rules != rules:
-            self._check_model(rules)
-            base = Rules(wilds=rules.wilds, jokers=rules.jokers)
-            self._tables = tables_for(base, self.max_size)
+            self._tables = tables_for(self._table_rules(rules), self.max_size)
         return self._tables
 
     def covered(self, view: PublicView) -> bool:

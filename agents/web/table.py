@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.bots.base import MODEL_SUFFIX, Agent, check_fits, make_agent, parse_spec
+from agents.bots.optimal import OptimalAgent
 from agents.bots.search import SearchAgent
 from agents.play.game_log import table_log
 from agents.play.human import bot_label, seat_names, seat_seeds
@@ -130,6 +131,12 @@ def build_bot(spec: str, build: str, seed: int, rules: Rules) -> tuple[Agent, li
             check_fits(agent, rules)
         except ValueError as error:
             raise ValueError(f"opponents: {printable(spec)}: {error}"[:500]) from None
+    if isinstance(agent, OptimalAgent) and not agent.tables_built(rules):
+        raise ValueError(
+            f"opponents: {printable(spec)}: its exact tables are not built yet (building them "
+            f"takes minutes to hours); build them first with: python -m trash_env.exact build "
+            f"--max-size {agent.max_size}" + (" --jokers" if rules.jokers else "")
+        )
     agent.reset(seed=seed)
     sidecar = getattr(agent, "sidecar", None)
     if not isinstance(sidecar, dict):

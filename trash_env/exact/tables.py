@@ -272,13 +272,23 @@ def table_name(rules: Rules, max_size: int) -> str:
 SHIPPED = Path(__file__).resolve().parent / "data"
 
 
-def tables_for(rules: Rules, max_size: int, progress: bool = True) -> Tables:
-    """The tables up to ``max_size``: shipped with the package, else from the cache folder,
-    else built there now (with a progress bar) and kept."""
+def built_table(rules: Rules, max_size: int) -> Path | None:
+    """The file of the tables up to ``max_size`` where one is already built (shipped with the
+    package, or in the cache folder), else None."""
     name = table_name(rules, max_size)
     for folder in (SHIPPED, cache_dir()):
         if (folder / name).is_file():
-            return Tables.load(folder / name, rules)
+            return folder / name
+    return None
+
+
+def tables_for(rules: Rules, max_size: int, progress: bool = True) -> Tables:
+    """The tables up to ``max_size``: shipped with the package, else from the cache folder,
+    else built there now (with a progress bar) and kept."""
+    path = built_table(rules, max_size)
+    if path is not None:
+        return Tables.load(path, rules)
+    name = table_name(rules, max_size)
     tables = build(rules, max_size, progress)
     tables.save(cache_dir() / name)
     return tables
