@@ -28,6 +28,11 @@ MODEL_SUFFIX = ".safetensors"
 MAX_TIMESTEPS = 10**9
 MAX_ENVS = 256
 MAX_DEALS = 10**6
+# The final evaluation's duplicate deals per opponent (train.py and every example): at 5,000
+# deals the 95% interval of a 2-player win rate near 0.5 is about +-0.01 wide, so "reaches
+# greedy's level" means at least about 0.49 (at 1,000 it was +-0.022). The batched engine
+# plays them in seconds (docs/training.md).
+FINAL_DEALS = 5_000
 MAX_SAMPLES = 10**7
 VEC_CHOICES = ("batched", "dummy", "subproc")
 FEATURE_CHOICES = FEATURES  # named once, in agents/policies/features.py
@@ -181,7 +186,7 @@ class TrainConfig:
     pool_size: int = 5
     eval_every: int = 250_000
     eval_deals: int | None = None
-    final_deals: int = 1000
+    final_deals: int = FINAL_DEALS
     imitate: str = "none"
     imitate_samples: int = 100_000
     imitate_epochs: int = 10
