@@ -304,7 +304,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--rules-args",
         default="",
         help='rules flags for every run, a variant of the game (e.g. "--wilds kings"): the runs '
-        "are still the scripts' defaults, judged in the variant's game",
+        "are still the scripts' defaults, judged in the variant's game; one flag alone takes "
+        "=: --rules-args=--jokers",
     )
     parser.add_argument(
         "--merge",
