@@ -3,21 +3,26 @@ judged on fresh deals: the one table of what each pipeline learns, seed by seed.
 
     python benchmarks/pipelines.py --python /path/to/pipelines-venv/bin/python \\
         --python /path/to/agilerl-venv/bin/python [--only cleanrl_ppo ...] [--seeds 0 1 2]
+    python benchmarks/pipelines.py --only train --rules-args "--wilds kings" --merge
 
-Each run is ``python SCRIPT --seed S --out ...`` (plus ``--players N`` when asked), started under
+Each run is ``python SCRIPT --seed S --out ...`` (plus ``--players N`` when asked, and the rules
+flags of ``--rules-args``: a variant, still the script's defaults), started under
 the first interpreter among ``--python`` (and this one) that has its library, since the libraries
 do not install together (docs/integrations.md). Its saved model file is then evaluated here, by
-the project's own evaluation, on ``--eval-deals`` duplicate deals of an evaluation seed this
+the project's own evaluation, in the game its sidecar records, on ``--eval-deals`` (5,000)
+duplicate deals of an evaluation seed this
 benchmark draws itself (``--eval-seed``, by default a fresh random one, recorded in the JSON):
 never the seed the run evaluated itself on. The figures are the model's share of the games
-against ``greedy`` (par: 1 / players) and against ``random``, with 95% Wilson intervals.
+in one seat against copies of ``greedy`` (par: 1 / players) and of ``random``, with 95% Wilson
+intervals: ``python evaluate.py --agents MODEL greedy --one-seat``, the same code.
 
 A target holds for a pipeline only when it holds for every seed: the interval against greedy
 reaches par, the win rate against random is at least 0.95 (2 players), and the run's wall time,
 measured here around the whole process, is within 15 minutes. Run it on an otherwise idle
 machine; ``--example-args`` passes flags to every run (a smoke test then, not the defaults).
 
-Writes the JSON (atomically) and prints the Markdown table that docs/integrations.md shows.
+Writes the JSON (atomically; ``--merge`` adds this run's rows to the file's, each run keeping its
+own settings under ``runs``) and prints the Markdown table that docs/integrations.md shows.
 """
 
 from __future__ import annotations
@@ -50,8 +55,10 @@ RUNS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "rllib_selfplay": ("examples/rllib_ppo.py", "ray.rllib", ("--opponents", "self")),
     "tianshou_ppo": ("examples/tianshou_ppo.py", "tianshou", ()),
     "agilerl_ppo": ("examples/agilerl_ppo.py", "agilerl", ()),
+    "jax_ppo": ("examples/jax_ppo.py", "jax", ()),
 }
 TARGET_WALL = 15 * 60  # seconds, on a 2-core machine
+EVAL_DEALS = 5_000  # duplicate deals per opponent: an interval of about +-0.01 at 2 players
 TARGET_RANDOM = 0.95  # 2-player games
 DEFAULT_SEEDS = (0, 1, 2)
 
@@ -77,12 +84,81 @@ def library_version(python: str, module: str) -> str:
     return done.stdout.strip() or "?"
 
 
-def judge(model: Path, players: int, deals: int, seed: int) -> dict[str, Any]:
-    """The model's figures against greedy and random on ``deals`` duplicate deals of ``seed``."""
+def check_rules_args(text: str, players: int) -> dict[str, Any]:
+    """The rules options of ``--rules-args`` (``ValueError`` naming the flag: anything but a
+    rules flag, ``--players``, which has its own flag, or a combination the game refuses)."""
+    from trash_env.cli import add_rules_arguments, rules_options
+    from trash_env.rules import Rules
+
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    add_rules_arguments(parser)
+    try:
+        words = shlex.split(text)
+        parsed, rest = parser.parse_known_args(words)
+    except (ValueError, argparse.ArgumentError) as error:
+        raise ValueError(f"--rules-args: {error}") from None
+    if rest:
+        raise ValueError(
+            f"--rules-args takes rules flags only (docs/rules.md), got {' '.join(rest)}"
+        )
+    options = rules_options(parsed)
+    if "num_players" in options:
+        raise ValueError("--rules-args: give the player count with --players")
+    try:
+        Rules.from_options(**{**options, "num_players": players})
+    except ValueError as error:
+        raise ValueError(f"--rules-args: {error}") from None
+    return options
+
+
+def run_key(name: str, args: argparse.Namespace) -> str:
+    """The name a run's rows go under in the JSON: the run, its player count and variant."""
+    return " ".join(
+        [name, *(["--players", str(args.players)] if args.players != 2 else [])]
+        + shlex.split(args.rules_args)
+    )
+
+
+def run_folder(name: str, args: argparse.Namespace) -> str:
+    """The folder of a run's models under ``--runs`` (one per run, player count and variant)."""
+    variant = "".join(c if c.isalnum() else "_" for c in args.rules_args.strip().lstrip("-"))
+    return f"{name}_p{args.players}" + (f"_{variant}" if variant else "")
+
+
+def merged(path: str, key: str, settings: dict[str, Any], rows: list) -> dict[str, Any]:
+    """The JSON at ``path`` (one file of merged runs, each with its settings under ``runs``)
+    with ``rows`` under ``key``, replacing an earlier run of that key."""
+    try:
+        old = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        old = {}
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"--merge: cannot read {path}: {error}") from None
+    if old and "runs" not in old:  # one run's file: made the first run of the merge
+        old = {
+            "runs": {
+                name: {k: v for k, v in old.items() if k != "results"}
+                for name in old.get("results", {})
+            },
+            "results": old.get("results", {}),
+        }
+    note = "one pipelines.py run per example (each its own fresh evaluation seed), merged"
+    runs = {**old.get("runs", {}), key: settings}
+    return {
+        "note": old.get("note", note),
+        "runs": runs,
+        "results": {**old.get("results", {}), key: rows},
+    }
+
+
+def judge(model: Path, deals: int, seed: int) -> dict[str, Any]:
+    """The model's figures in one seat against greedy and random on ``deals`` duplicate deals
+    of ``seed``, in the game its sidecar records (a variant's run is judged in its own game)."""
+    from agents.policies.model_file import read_sidecar
     from agents.training.eval_curve import evaluate_vs
     from trash_env.rules import Rules
 
-    rules = Rules(num_players=players)
+    rules = Rules.from_options(**read_sidecar(model)["rules"])
     figures = {}
     for opponent in ("greedy", "random"):
         result = evaluate_vs(str(model), opponent, deals, seed, rules, workers=2)
@@ -98,9 +174,18 @@ def run_once(
     name: str, python: str, seed: int, args: argparse.Namespace, eval_seed: int
 ) -> dict[str, Any]:
     script, _, flags = RUNS[name]
-    out = Path(args.runs) / f"{name}_p{args.players}" / f"seed{seed}" / "model.safetensors"
+    out = Path(args.runs) / run_folder(name, args) / f"seed{seed}" / "model.safetensors"
     players = ("--players", str(args.players)) if args.players != 2 else ()
-    typed = [script, *flags, "--seed", str(seed), *players, *shlex.split(args.example_args)]
+    variant = shlex.split(args.rules_args)
+    typed = [
+        script,
+        *flags,
+        "--seed",
+        str(seed),
+        *players,
+        *variant,
+        *shlex.split(args.example_args),
+    ]
     command = [python, *typed, "--out", str(out)]
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
@@ -126,7 +211,7 @@ def run_once(
     if done.returncode != 0 or not out.exists():
         tail = (done.stderr.strip() or done.stdout.strip())[-600:]
         return {**row, "status": f"failed (exit {done.returncode}): {tail}"}
-    row.update(status="ok", model=str(out), **judge(out, args.players, args.eval_deals, eval_seed))
+    row.update(status="ok", model=str(out), **judge(out, args.eval_deals, eval_seed))
     par = 1 / args.players
     met = {
         "greedy_interval_reaches_par": row["vs_greedy"]["ci95"][1] >= par,
@@ -212,7 +297,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="the evaluation seed (default: a fresh random one, recorded in the JSON)",
     )
-    parser.add_argument("--eval-deals", type=int, default=1000, help="duplicate deals each")
+    parser.add_argument(
+        "--eval-deals", type=int, default=EVAL_DEALS, help="duplicate deals each (default: 5000)"
+    )
+    parser.add_argument(
+        "--rules-args",
+        default="",
+        help='rules flags for every run, a variant of the game (e.g. "--wilds kings"): the runs '
+        "are still the scripts' defaults, judged in the variant's game; one flag alone takes "
+        "=: --rules-args=--jokers",
+    )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="add this run's rows to those of --json (a run of the same name, player count "
+        "and rules flags is replaced) instead of writing a new file",
+    )
     parser.add_argument("--runs", default="runs/pipelines", help="where the models go")
     parser.add_argument("--json", default="benchmarks/pipelines.json", help="the JSON written")
     parser.add_argument(
@@ -226,6 +326,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--timeout must be from 1 to 86400 seconds, got {args.timeout}")
     if not 1 <= args.eval_deals <= 100_000:
         parser.error(f"--eval-deals must be from 1 to 100000, got {args.eval_deals}")
+    try:
+        check_rules_args(args.rules_args, args.players)
+    except ValueError as error:
+        parser.error(str(error))
     if any(seed < 0 for seed in args.seeds) or (args.eval_seed is not None and args.eval_seed < 0):
         parser.error("seeds must be 0 or more")
     return args
@@ -268,11 +372,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "players": args.players,
         "eval_seed": eval_seed,
         "eval_deals": args.eval_deals,
+        "rules_args": args.rules_args,
         "example_args": args.example_args,
         "libraries": libraries,
         "results": results,
     }
-    atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    written = report
+    if args.merge:
+        for name, rows in results.items():
+            settings = {k: v for k, v in report.items() if k != "results"}
+            settings["libraries"] = {name: libraries[name]} if name in libraries else {}
+            written = merged(args.json, run_key(name, args), settings, rows)
+            atomic_write_text(args.json, json.dumps(written, indent=2) + "\n")
+    else:
+        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
     print(table([row for rows in results.values() for row in rows]))
     print()
     print(summary(results))

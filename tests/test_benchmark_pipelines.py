@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,3 +73,82 @@ def test_an_evaluation_seed_that_is_also_a_training_seed_is_refused(tmp_path):
     )
     assert done.returncode != 0 and "also a training seed" in done.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def _pipelines_module():
+    """benchmarks/pipelines.py as a module (it is a script, not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "pipelines_bench", ROOT / "benchmarks/pipelines.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_example_is_a_run_of_the_overview():
+    bench = _pipelines_module()
+    examples = {p.stem for p in (ROOT / "examples").glob("*_ppo.py")}
+    scripts = {Path(script).stem for script, _, _ in bench.RUNS.values()}
+    assert examples <= scripts, examples - scripts
+    assert bench.RUNS["jax_ppo"][0] == "examples/jax_ppo.py"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="needs the vector extra")
+def test_a_model_is_judged_in_one_seat_of_its_own_game_as_evaluate_one_seat_judges_it(tmp_path):
+    """judge() reads the game from the model's sidecar (a variant's run is judged in its own
+    game) and gives the figures of ``evaluate.py --one-seat`` on the same seed: one code."""
+    from agents.evaluation import evaluate
+    from agents.training.export import export_mlp
+    from trash_env.observation import observation_size
+    from trash_env.rules import Rules
+
+    rng = np.random.default_rng(0)
+    kings = Rules(num_players=3, wilds="kings")
+    layers = [
+        (rng.normal(size=(13, observation_size(3))).astype(np.float32), np.zeros(13, np.float32))
+    ]
+    model = export_mlp(tmp_path / "kings3.safetensors", layers, rules=kings, activation="tanh")
+    figures = _pipelines_module().judge(model, 2, 5)
+    for opponent in ("greedy", "random"):
+        one = evaluate([str(model), opponent], kings, deals=2, seed=5, one_seat=True).one_seat
+        assert one is not None and figures[f"vs_{opponent}"]["games"] == one["games"] == 6
+        assert figures[f"vs_{opponent}"]["win_rate"] == round(one["win_rate"], 4)
+
+
+def test_rules_args_take_rules_flags_only_and_name_each_run_by_its_variant(tmp_path):
+    bench = _pipelines_module()
+    assert bench.check_rules_args("--wilds kings --jokers", 2) == {"wilds": "kings", "jokers": True}
+    for text, message in (
+        ("--steps 10", "rules flags only"),
+        ("--players 3", "with --players"),
+        ("--wilds queens", "invalid choice"),
+        ("--free-draws 3", "free_draws=3 needs num_players=2"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            bench.check_rules_args(text, 3 if "free" in text else 2)
+    args = bench.parse_args(["--rules-args", "--wilds kings", "--players", "3"])
+    assert bench.run_key("train", args) == "train --players 3 --wilds kings"
+    assert bench.run_folder("train", args) == "train_p3_wilds_kings"
+    plain = bench.parse_args([])
+    assert (
+        bench.run_key("train", plain) == "train" and bench.run_folder("train", plain) == "train_p2"
+    )
+    done = pipelines("--rules-args", "--steps 5", timeout=120)
+    assert done.returncode == 2 and "--rules-args takes rules flags only" in done.stderr
+
+
+def test_merge_adds_a_run_and_replaces_the_same_one(tmp_path):
+    bench = _pipelines_module()
+    path = tmp_path / "p.json"
+    single = {"players": 2, "eval_seed": 9, "results": {"train": [{"seed": 0}]}}
+    path.write_text(json.dumps(single))
+    first = bench.merged(str(path), "jax_ppo", {"eval_seed": 11}, [{"seed": 1}])
+    assert first["runs"] == {"train": {"players": 2, "eval_seed": 9}, "jax_ppo": {"eval_seed": 11}}
+    assert first["results"] == {"train": [{"seed": 0}], "jax_ppo": [{"seed": 1}]}
+    path.write_text(json.dumps(first))
+    again = bench.merged(str(path), "jax_ppo", {"eval_seed": 12}, [{"seed": 2}])
+    assert again["runs"]["jax_ppo"] == {"eval_seed": 12}
+    assert again["results"] == {"train": [{"seed": 0}], "jax_ppo": [{"seed": 2}]}
+    fresh = bench.merged(str(tmp_path / "none.json"), "train", {}, [])
+    assert fresh["results"] == {"train": []}

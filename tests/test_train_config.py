@@ -167,3 +167,19 @@ def test_a_checkpoint_from_before_lr_decay_refuses_a_schedule_it_did_not_train_w
     decaying = settle(TrainConfig(out=tmp_path / "m.safetensors", lr_decay=1.0), saved)
     with pytest.raises(ValueError, match=r"--lr-decay 0\.0 \(given 1\.0\)"):
         check_resume_flags(decaying, saved)
+
+
+def test_every_final_evaluation_plays_5000_duplicate_deals_by_default(tmp_path):
+    """Judged to within a point: at 5,000 deals a 2-player rate near 0.5 has an interval of
+    about +-0.01 (issue 39), for train.py and for every example's harness alike."""
+    from agents.evaluation import wilson_interval
+    from agents.training.config import FINAL_DEALS
+    from agents.training.pipeline import example_parser
+
+    assert FINAL_DEALS >= 5000
+    assert TrainConfig().final_deals == FINAL_DEALS
+    assert build_parser().parse_args([]).final_deals == FINAL_DEALS
+    parser = example_parser("x", "an example", steps=10, eval_every=0)
+    assert parser.parse_args([]).final_deals == FINAL_DEALS
+    low, high = wilson_interval(0.49 * 2 * FINAL_DEALS, 2 * FINAL_DEALS)
+    assert high - low < 0.02

@@ -6,6 +6,12 @@ agents.
 
     python evaluate.py --agents pretrained greedy random --sizes --deals 1000 --workers 2
 
+    python evaluate.py --agents MODEL.safetensors greedy --players 6 --one-seat --deals 5000
+
+``--one-seat`` seats the first agent once against copies of the second, each seat in turn
+over duplicate deals, and reports its share of the games against par (``1 / players``) with
+its 95% interval: the figure a learner's target is judged by.
+
 ``--sizes`` plays the first agent against each of the others in whole games and in one-round
 games at start sizes 1 to 10 (or the sizes given), with ``greedy`` (``--reference``) against
 the same opponents on the same deals: one row per setting (:mod:`agents.evaluation.sizes`).
@@ -105,6 +111,14 @@ def build_parser() -> Parser:
         "(default: auto)",
     )
     parser.add_argument(
+        "--one-seat",
+        action="store_true",
+        help="seat the first of two --agents once against copies of the second in every "
+        "other seat, each seat in turn over duplicate deals, and report its share of the "
+        "games against par (1/players) with its 95%% interval: the figure the learning "
+        "targets use (e.g. --agents MODEL greedy --players 6 --one-seat)",
+    )
+    parser.add_argument(
         "--seatings",
         choices=SEATINGS,
         default="rotations",
@@ -184,6 +198,7 @@ def _run(parser: Parser, args: argparse.Namespace) -> int:
                 backend=args.backend,
                 save_games=args.save_games,
                 engine=args.engine,
+                one_seat=args.one_seat,
             )
     except (ValueError, ImportError) as error:
         return parser.refuse(error)
@@ -263,6 +278,17 @@ def check_args(args: argparse.Namespace) -> None:
         need_modules("--png", extra_install("plot"), "matplotlib")
     if args.backend == "ray":
         need_modules("--backend ray", extra_install("ray"), "ray")
+    if args.one_seat:
+        if len(args.agents) != 2:
+            raise ValueError(
+                "--one-seat seats the first of --agents once against copies of the second: "
+                f"give exactly two agents, got {len(args.agents)}"
+            )
+        if args.sizes is not None:
+            raise ValueError(
+                "--sizes already counts the first agent's one seat in every row: "
+                "leave out --one-seat"
+            )
     if args.sizes is not None:
         if len(args.agents) < 2:
             raise ValueError(

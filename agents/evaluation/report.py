@@ -44,9 +44,34 @@ class Report:
     saved_games: dict | None = field(default=None, repr=False)
     # The engine that played the games and why (agents/evaluation/batched.py: engine_for).
     engine: str = ""
+    # With evaluate(one_seat=True): the first spec's figures in its one seat against copies
+    # of the second (one_seat_figures), shown in the table and the JSON.
+    one_seat: dict | None = None
 
     def head_to_head(self, a: str, b: str) -> dict | None:
         return self.pairs.get(f"{a} vs {b}")
+
+    def one_seat_figures(self, spec: str) -> dict:
+        """``spec``'s games, wins, win rate and 95% Wilson interval over the games where it
+        holds exactly one seat (with two players: all of them), against its par
+        ``1 / players``: the figure every learning target is judged by (``reaches_par``: the
+        interval's top reaches par)."""
+        from agents.evaluation.scoring import wilson_interval
+
+        games, wins = self.single_seat[spec]
+        low, high = wilson_interval(wins, games)
+        par = 1.0 / self.rules.num_players
+        others = [s for s in self.specs if s != spec]
+        return {
+            "agent": spec,
+            "opponent": others[0] if len(others) == 1 else others,
+            "games": games,
+            "wins": wins,
+            "win_rate": wins / games if games else 0.0,
+            "ci95": [low, high],
+            "par": par,
+            "reaches_par": bool(games) and high >= par,  # at par or above it
+        }
 
     def to_json(self) -> dict:
         """A JSON-ready dict: the settings, ``agents[spec]`` (games, wins, win_rate, ci95, ...),
@@ -71,6 +96,8 @@ class Report:
             "summary": self.summary,
             "engine": self.engine,
         }
+        if self.one_seat is not None:
+            data["one_seat"] = self.one_seat
         if self.saved_games is not None:
             data["games"] = {"count": self.games, **self.saved_games}
         return data
@@ -179,9 +206,31 @@ class Report:
             f"[{f['ci95'][0]:.3f}, {f['ci95'][1]:.3f}] (par {1 / r.num_players:.3f}, "
             f"advantage {f['advantage']:+.3f})",
         ]
+        if self.one_seat is not None:
+            lines += ["", self.one_seat_line(names)]
         if self.engine:
             lines.append(f"engine: {self.engine}")
         return "\n".join(lines)
+
+    def one_seat_line(self, names: dict[str, str]) -> str:
+        """The one-seat figure in words: the share, its interval, par and where par lies."""
+        o = self.one_seat
+        assert o is not None
+        lo, hi = o["ci95"]
+        par = o["par"]
+        where = (
+            "par within the interval"
+            if lo <= par <= hi
+            else "the interval above par"
+            if lo > par
+            else "the interval below par"
+        )
+        copies = self.rules.num_players - 1
+        return (
+            f"one seat: {names[o['agent']]} against {copies} x {names[o['opponent']]}: "
+            f"win rate {o['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] over {o['games']} games, "
+            f"par {par:.3f} ({where})"
+        )
 
     def plot(self, path: str | Path) -> None:
         """PNG: win rates with 95% intervals (par as a line) and the head-to-head matrix."""

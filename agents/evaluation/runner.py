@@ -93,6 +93,7 @@ def evaluate(
     keep_results: bool = False,
     save_games: str | Path | None = None,
     engine: str = "auto",
+    one_seat: bool = False,
 ) -> Report:
     """Play a duplicate-deal tournament between ``agent_specs`` and report on it.
 
@@ -125,6 +126,10 @@ def evaluate(
             agent has a batched form, numba is installed and the backend is local; else the
             reference engine), ``"batched"`` (ValueError if it cannot) or ``"reference"``.
             Same games either way; ``report.engine`` says which played and why.
+        one_seat: two specs: play only the first once against copies of the second in every
+            other seat, each seat in turn (``--one-seat``); ``report.one_seat`` holds its
+            share of the games against par (``1 / players``) with the 95% interval. With two
+            players it is the usual head-to-head.
     """
     _refuse_in_a_bootstrapping_worker()
     rules = rules if rules is not None else Rules()
@@ -135,7 +140,9 @@ def evaluate(
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of 'local', 'ray', got {backend!r}")
     specs = list(agent_specs)
-    ups = lineups(specs, rules.num_players)
+    if not isinstance(one_seat, bool):
+        raise ValueError(f"one_seat must be True or False, got {one_seat!r}")
+    ups = lineups(specs, rules.num_players, one_seat=one_seat)
     plan = Plan(rules, [seat_orders(up, seatings) for up in ups], seed)
     per_deal = plan.games_per_deal
     if deals is None:
@@ -222,6 +229,8 @@ def evaluate(
     if save_games is not None:
         report.saved_games = {"dir": str(save_games), "index": index}
     tally.fill(report)
+    if one_seat:
+        report.one_seat = report.one_seat_figures(specs[0])
     return report
 
 

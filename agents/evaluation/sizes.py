@@ -10,8 +10,8 @@ cell of a row, so every cell of a row plays the same decks).
 
 With more than two players a cell seats the agent with ``num_players - 1`` copies of the
 opponent and counts the agent's seat only: its par (the rate among equals) is
-``1 / num_players``. The evaluation plays every line-up of the two specs (see
-:func:`agents.evaluation.lineups`); only the games of the one-agent line-up are counted.
+``1 / num_players``. The evaluation plays that one line-up only, each seat in turn
+(``evaluate(..., one_seat=True)``, ``evaluate.py --one-seat``).
 
 The reference (``greedy`` by default) is played against the same opponents on the same deals,
 so each row also says how clearly the reference beats them: the targets of the table are that
@@ -30,7 +30,6 @@ from typing import Any
 
 from agents.evaluation.report import Report
 from agents.evaluation.runner import evaluate
-from agents.evaluation.scoring import wilson_interval
 from trash_env.files import atomic_write_csv, atomic_write_text
 from trash_env.rules import Rules
 
@@ -204,14 +203,10 @@ def settings(
 
 def agent_figures(report: Report, spec: str) -> dict[str, Any]:
     """``spec``'s games, wins, win rate and 95% interval in the games where it holds one seat
-    (with two players: all of them); its par is ``1 / num_players``."""
-    games, wins = report.single_seat[spec]
-    return {
-        "games": games,
-        "wins": wins,
-        "win_rate": wins / games if games else 0.0,
-        "ci95": list(wilson_interval(wins, games)),
-    }
+    (with two players: all of them); its par is ``1 / num_players``
+    (:meth:`agents.evaluation.report.Report.one_seat_figures`, its four counts)."""
+    figures = report.one_seat_figures(spec)
+    return {key: figures[key] for key in ("games", "wins", "win_rate", "ci95")}
 
 
 def evaluate_sizes(
@@ -272,6 +267,7 @@ def evaluate_sizes(
                 workers=workers,
                 seatings=seatings,
                 backend=backend,
+                one_seat=True,
             )
             cells[opponent] = agent_figures(played, player)
         for o in opponents:

@@ -8,7 +8,8 @@ Fair by construction:
   specs than seats, every multiset of specs that fills the seats with each spec at least once
   (2 specs, 4 seats: 3+1, 2+2 and 1+3 copies). With more specs than seats, every combination
   of ``num_players`` distinct specs from the list. A line-up is seated in list order (copies
-  side by side).
+  side by side). A one-seat tournament (``one_seat=True``, two specs) plays only the line-up
+  of the first spec once and the second in every other seat.
 - **Seatings.** Every line-up is played in every rotation of its seats (``seatings="rotations"``,
   each spec sits at each seat equally often) or in every distinct seat permutation
   (``seatings="permutations"``, also every turn order; n! orders).
@@ -45,14 +46,26 @@ SEATINGS = ("rotations", "permutations")
 # ---------------------------------------------------------------------------- line-ups
 
 
-def lineups(specs: Sequence[str], num_players: int) -> list[tuple[str, ...]]:
-    """The line-ups a tournament plays (see the module docstring), in a fixed order."""
+def lineups(
+    specs: Sequence[str], num_players: int, one_seat: bool = False
+) -> list[tuple[str, ...]]:
+    """The line-ups a tournament plays (see the module docstring), in a fixed order.
+
+    ``one_seat``: only the line-up of the first of two specs in one seat and the second in
+    every other (the figure a learner's target is judged by: its share against par)."""
     specs = list(specs)
     if not specs:
         raise ValueError("agents: give at least one agent spec")
     if len(set(specs)) != len(specs):
         raise ValueError(f"agents: each spec once, got {' '.join(specs)}")
     m, n = len(specs), num_players
+    if one_seat:
+        if m != 2:
+            raise ValueError(
+                "one_seat (--one-seat) seats the first agent once against copies of the "
+                f"second: give exactly two agent specs, got {m}"
+            )
+        return [(specs[0],) + (specs[1],) * (n - 1)]
     if m == n:
         return [tuple(specs)]
     if m > n:

@@ -13,6 +13,7 @@ from agents.training.config import (
     DEFAULT_SHAPING,
     DEFAULT_SHAPING_UNTIL,
     FEATURE_CHOICES,
+    FINAL_DEALS,
     PER_PLAYERS,
     VEC_CHOICES,
     TrainConfig,
@@ -138,9 +139,10 @@ def build_parser() -> Parser:
     add(
         "--final-deals",
         type=int,
-        default=1000,
+        default=FINAL_DEALS,
         metavar="N",
-        help="duplicate deals per opponent in the final evaluation (default: 1000)",
+        help="duplicate deals per opponent in the final evaluation (the agent in one seat, "
+        f"each seat in turn; default: {FINAL_DEALS})",
     )
     add(
         "--imitate",

@@ -87,14 +87,20 @@ def evaluate_vs(
     """``policy``'s figures against ``opponent`` on ``deals`` duplicate deals (seats rotated,
     agents/evaluation.py): games, wins, win_rate and its 95% Wilson interval ``ci95``, over
     the games where the policy holds one seat and copies of ``opponent`` the others (with
-    two players: every game); its par is ``1 / players``."""
+    two players: every game); its par is ``1 / players``. Only that line-up is played
+    (``evaluate.py --one-seat``)."""
     from agents.evaluation import evaluate
     from agents.evaluation.sizes import agent_figures
 
     require_one_worker(policy, workers)
     spec = policy_spec(policy)
     report = evaluate(
-        [spec, opponent], rules=rules_of(rules), deals=deals, seed=seed, workers=workers
+        [spec, opponent],
+        rules=rules_of(rules),
+        deals=deals,
+        seed=seed,
+        workers=workers,
+        one_seat=True,
     )
     return agent_figures(report, spec)
 
