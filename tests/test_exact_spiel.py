@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+pyspiel = pytest.importorskip("pyspiel", reason="needs open_spiel (the openspiel extra)")
 
 import trash_env.exact.spiel  # noqa: E402,F401 - registers python_trash_exact
 from trash_env.exact.graph import TERMINALS, build_graph  # noqa: E402

@@ -105,7 +105,7 @@ def test_trash_env_never_imports_agents() -> None:
 TRASH_ENV_FLOORS: tuple[tuple[str, frozenset[str]], ...] = tuple(
     (floor, frozenset(names.split()))
     for floor, names in (
-        ("basics", "actions cards files numba_cache progress sampling seeding"),
+        ("basics", "actions cards files numba_cache progress sampling seeding spiel_text"),
         ("rules", "rules"),
         ("rule book", "cli codes engine"),
         ("what a seat sees", "observation reward rules_arrays text view"),

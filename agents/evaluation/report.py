@@ -45,33 +45,11 @@ class Report:
     # The engine that played the games and why (agents/evaluation/batched.py: engine_for).
     engine: str = ""
     # With evaluate(one_seat=True): the first spec's figures in its one seat against copies
-    # of the second (one_seat_figures), shown in the table and the JSON.
+    # of the second (scoring.one_seat_figures), shown in the table and the JSON.
     one_seat: dict | None = None
 
     def head_to_head(self, a: str, b: str) -> dict | None:
         return self.pairs.get(f"{a} vs {b}")
-
-    def one_seat_figures(self, spec: str) -> dict:
-        """``spec``'s games, wins, win rate and 95% Wilson interval over the games where it
-        holds exactly one seat (with two players: all of them), against its par
-        ``1 / players``: the figure every learning target is judged by (``reaches_par``: the
-        interval's top reaches par)."""
-        from agents.evaluation.scoring import wilson_interval
-
-        games, wins = self.single_seat[spec]
-        low, high = wilson_interval(wins, games)
-        par = 1.0 / self.rules.num_players
-        others = [s for s in self.specs if s != spec]
-        return {
-            "agent": spec,
-            "opponent": others[0] if len(others) == 1 else others,
-            "games": games,
-            "wins": wins,
-            "win_rate": wins / games if games else 0.0,
-            "ci95": [low, high],
-            "par": par,
-            "reaches_par": bool(games) and high >= par,  # at par or above it
-        }
 
     def to_json(self) -> dict:
         """A JSON-ready dict: the settings, ``agents[spec]`` (games, wins, win_rate, ci95, ...),

@@ -19,7 +19,7 @@ from typing import SupportsIndex
 
 from agents.evaluation.batched import batch_chunk, batched_stream, engine_for, split_workers
 from agents.evaluation.report import Report
-from agents.evaluation.scoring import Tally
+from agents.evaluation.scoring import Tally, one_seat_figures
 from agents.evaluation.tournament import (
     GameColumns,
     GameResult,
@@ -230,7 +230,7 @@ def evaluate(
         report.saved_games = {"dir": str(save_games), "index": index}
     tally.fill(report)
     if one_seat:
-        report.one_seat = report.one_seat_figures(specs[0])
+        report.one_seat = one_seat_figures(report, specs[0])
     return report
 
 

@@ -46,6 +46,27 @@ def wilson_interval(wins: float, games: float, z: float = Z95) -> tuple[float, f
     return (low, high)
 
 
+def one_seat_figures(report: Report, spec: str) -> dict:
+    """``spec``'s games, wins, win rate and 95% Wilson interval over the games where it
+    holds exactly one seat (with two players: all of them), against its par
+    ``1 / players``: the figure every learning target is judged by (``reaches_par``: the
+    interval's top reaches par)."""
+    games, wins = report.single_seat[spec]
+    low, high = wilson_interval(wins, games)
+    par = 1.0 / report.rules.num_players
+    others = [s for s in report.specs if s != spec]
+    return {
+        "agent": spec,
+        "opponent": others[0] if len(others) == 1 else others,
+        "games": games,
+        "wins": wins,
+        "win_rate": wins / games if games else 0.0,
+        "ci95": [low, high],
+        "par": par,
+        "reaches_par": bool(games) and high >= par,  # at par or above it
+    }
+
+
 class Tally:
     """The running counts of a tournament: :meth:`add` takes each game's result in deal order
     (memory does not grow with the number of games), :meth:`fill` writes the figures into a

@@ -30,6 +30,7 @@ from typing import Any
 
 from agents.evaluation.report import Report
 from agents.evaluation.runner import evaluate
+from agents.evaluation.scoring import one_seat_figures
 from trash_env.files import atomic_write_csv, atomic_write_text
 from trash_env.rules import Rules
 
@@ -204,8 +205,8 @@ def settings(
 def agent_figures(report: Report, spec: str) -> dict[str, Any]:
     """``spec``'s games, wins, win rate and 95% interval in the games where it holds one seat
     (with two players: all of them); its par is ``1 / num_players``
-    (:meth:`agents.evaluation.report.Report.one_seat_figures`, its four counts)."""
-    figures = report.one_seat_figures(spec)
+    (:func:`agents.evaluation.scoring.one_seat_figures`, its four counts)."""
+    figures = one_seat_figures(report, spec)
     return {key: figures[key] for key in ("games", "wins", "win_rate", "ci95")}
 
 
