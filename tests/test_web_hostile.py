@@ -236,9 +236,11 @@ def test_the_server_stops_at_once_and_prints_no_traceback(tmp_path):
 def status_of(port: int, host_header: str, bind: str, origin: str | None = None) -> int:
     extra = f"Origin: {origin}\r\n" if origin else ""
     data = (
-        f"POST /api/games HTTP/1.1\r\nHost: {host_header}\r\n{extra}"
+        f"POST /api/games HTTP/1.1\r\nHost: {host_header}\r\n{extra}Connection: close\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(GAME)}\r\n\r\n"
     ).encode() + GAME
+    # Connection: close, so that an accepted request's answer ends the exchange (a kept-alive
+    # connection would be read until the server's request deadline).
     return int(exchange(port, data, bind)[0].split()[1])
 
 
