@@ -159,8 +159,7 @@ def test_the_game_log_and_its_replay_know_every_option(name, tmp_path):
 
 @pytest.mark.parametrize("name", OPTIONS)
 def test_the_web_page_offers_and_plays_every_option(name):
-    from agents.web.server import rules_form
-    from agents.web.table import WebTable
+    from agents.web.table import WebTable, rules_form
 
     changed, needs = NOT_DEFAULT[name]
     rules = Rules(**needs, **changed)

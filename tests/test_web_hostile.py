@@ -22,7 +22,8 @@ from web_support import TIMEOUT, play_out, serving
 
 import agents.web.server as server_module
 from agents.play.game_log import read_log
-from agents.web.server import Config, own_names
+from agents.web.config import Config
+from agents.web.guard import own_names
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME = b'{"seed": 3}'

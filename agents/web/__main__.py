@@ -12,14 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.play.game_log import DEFAULT_LOG_DIR
-from agents.web.server import (
-    WILDCARDS,
-    Config,
-    bound_address,
-    host_name,
-    make_server,
-    write_open_logs,
-)
+from agents.web.config import Config, write_open_logs
+from agents.web.guard import WILDCARDS, host_name
+from agents.web.server import bound_address, make_server
 from trash_env.cli import Parser, program_name
 
 DEFAULT_PORT = 8765

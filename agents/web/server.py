@@ -14,16 +14,11 @@ the configured folders (:mod:`agents.web.folders`).
 from __future__ import annotations
 
 import io
-import ipaddress
 import json
 import re
 import socket
 import sys
-import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field, fields
-from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -32,14 +27,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from agents.bots.base import MODEL_SUFFIX, known_agents
 from agents.play.game_log import read_log
+from agents.web.config import Config, write_log
 from agents.web.folders import confined, inside, listing, models, shown
+from agents.web.guard import DeadlineReader, names_server, own_names
 from agents.web.leaderboard import GAME_FILE, MAX_REPORT_BYTES, games_folder, parse_report
 from agents.web.replay import replay_data
-from agents.web.table import BOT_SECONDS, BotTooSlow, WebTable
-from trash_env.cli import option_docs
+from agents.web.table import BotTooSlow, WebTable, rules_form
 from trash_env.engine import EVENT_KINDS, Decision
-from trash_env.files import atomic_write_text
-from trash_env.rules import Rules, option_spec
 
 STATIC = Path(__file__).resolve().parent / "static"
 STATIC_TYPES = {
@@ -54,7 +48,6 @@ MAX_TABLES = 256  # live games kept; the least recently used is left to make roo
 SOCKET_TIMEOUT = 30.0  # seconds a write may wait on a slow reader
 REQUEST_SECONDS = 30.0  # one deadline for a whole request: waiting for it, its head and body
 LISTEN_QUEUE = 256  # connections waiting to be accepted (200 players at once, and some)
-LOCK_WAIT = 0.1  # seconds the stopping server waits for a game busy with a move
 SECURITY_HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
@@ -72,128 +65,11 @@ class BadRequest(ValueError):
         self.status = status
 
 
-@dataclass
-class Config:
-    """Where the server reads and writes: game logs (written and watched), reports, models."""
-
-    logs: Path
-    reports: Path | None = None
-    models: Path | None = None
-    bot_seconds: float = BOT_SECONDS
-    allowed_hosts: tuple[str, ...] = ()  # names other than the bind address and localhost
-    tables: OrderedDict = field(default_factory=OrderedDict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-def rules_form() -> list[dict]:
-    """Every rules option for the page's form: name, default, kind, choices and its sentence."""
-    docs, defaults = option_docs(), Rules()
-    out = []
-    for f in fields(Rules):
-        if f.name in ("num_players", "max_turns"):
-            continue
-        default, choices = getattr(defaults, f.name), option_spec(f)["choices"] or ()
-        if isinstance(default, bool) or not isinstance(default, str):
-            choices = ()  # a checkbox, or a number field the server checks (free_draws: 0 or 3)
-        kind = "bool" if isinstance(default, bool) else "choice" if choices else "int"
-        out.append(
-            {
-                "name": f.name,
-                "default": default,
-                "kind": kind,
-                "choices": list(choices),
-                "help": docs.get(f.name, "").replace("%%", "%"),
-            }
-        )
-    return out
-
-
-def write_log(config: Config, table: WebTable) -> None:
-    """Write ``table``'s game log into the logs folder once (a failure is reported, not raised)."""
-    if table.logged is not None:
-        return
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    folder = config.logs
-    path = folder / f"web-{stamp}-seed{table.seed}.json"
-    for k in range(2, 100):
-        if not path.exists():
-            break
-        path = folder / f"web-{stamp}-seed{table.seed}-{k}.json"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(table.log()) + "\n")
-    except OSError as error:
-        sys.stderr.write(f"trash-web: could not write the game log {path}: {error}\n")
-        return
-    table.logged = path
-
-
-def write_open_logs(config: Config) -> None:
-    """Log every game still open (the server is stopping): they are left, as at the terminal.
-    A game busy with a bot move is logged as it stands after a short wait (the move only
-    reads the game), so that stopping never waits on a slow bot."""
-    with config.lock:
-        tables = list(config.tables.values())
-    for table in tables:
-        locked = table.lock.acquire(timeout=LOCK_WAIT)
-        try:
-            write_log(config, table)
-        finally:
-            if locked:
-                table.lock.release()
-
-
 def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
-_HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,62})(\.[a-z0-9]([a-z0-9-]{0,62}))*\.?")
-WILDCARDS = ("0.0.0.0", "::")
-
-
-def host_name(name: str) -> str:
-    """``name`` as a Host header spells it: lower case, an IPv6 address in brackets. ValueError
-    for anything that is neither a DNS name nor an IP address."""
-    bare = name.strip().lower()
-    inner = bare[1:-1] if bare.startswith("[") and bare.endswith("]") else bare
-    try:
-        address = ipaddress.ip_address(inner)
-    except ValueError:
-        if not _HOST_NAME.fullmatch(bare) or len(bare) > 253:
-            raise ValueError(f"not a host name or IP address: {name[:80]!r}") from None
-        return bare.rstrip(".")
-    return f"[{address.compressed}]" if address.version == 6 else address.compressed
-
-
-def own_names(bound: str, allowed: tuple[str, ...] = ()) -> frozenset[str]:
-    """The names a request may give this server in its Host (and a page in its Origin): the
-    bind address, ``localhost``, the loopback addresses when the bind covers them (0.0.0.0,
-    ::), and the names given with ``--allow-host``. A page elsewhere that points its own name
-    at this machine (DNS rebinding) names none of them."""
-    names = {host_name(bound), "localhost"} | {host_name(name) for name in allowed}
-    if bound in WILDCARDS:
-        names |= {"127.0.0.1", "[::1]"}
-    return frozenset(names)
-
-
-class _DeadlineReader(io.RawIOBase):
-    """The connection's bytes, read within the current request's deadline: a request dripped
-    a byte at a time ends at the deadline, not after one timeout per read."""
-
-    def __init__(self, handler: Handler) -> None:
-        self._handler = handler
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        remaining = self._handler.deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError(f"the request took longer than {REQUEST_SECONDS:.0f} s")
-        connection: socket.socket = self._handler.connection
-        connection.settimeout(remaining)
-        return connection.recv_into(buffer)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -212,7 +88,7 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.rfile.close()
-        self.rfile = io.BufferedReader(_DeadlineReader(self))
+        self.rfile = io.BufferedReader(DeadlineReader(self, REQUEST_SECONDS))
 
     def handle_one_request(self) -> None:
         self.deadline = time.monotonic() + REQUEST_SECONDS
@@ -368,24 +244,7 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def _names_this_server(self, value: str, scheme: str) -> bool:
-        """Whether ``value`` (a Host, or with ``scheme`` an Origin) is one of this server's
-        names, with its port or none."""
-        value = value.strip().lower()
-        if not value.startswith(scheme):
-            return False
-        value = value[len(scheme) :]
-        name, port = value, ""
-        if value.startswith("["):
-            name, _, rest = value.partition("]")
-            name += "]"
-            if rest and not rest.startswith(":"):
-                return False
-            port = rest[1:]
-        elif ":" in value:
-            name, _, port = value.partition(":")
-        if port and port != str(bound_address(self.server)[1]):
-            return False
-        return name in self.names
+        return names_server(value, scheme, self.names, bound_address(self.server)[1])
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's names)
         self._dispatch("GET")

@@ -12,6 +12,7 @@ import ctypes
 import secrets
 import threading
 import warnings
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +27,10 @@ from agents.policies.model_file import describe_training, training_mismatch
 from agents.policies.policy import TrainingMismatchWarning
 from agents.web.folders import model_file
 from agents.web.state import public_state
+from trash_env.cli import option_docs
 from trash_env.engine import Event, Game
 from trash_env.match import Match
-from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesWarning
+from trash_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesWarning, option_spec
 from trash_env.text import printable
 from trash_env.view import PublicView
 
@@ -323,3 +325,26 @@ class WebTable:
 
     def log(self) -> dict:
         return table_log(self)
+
+
+def rules_form() -> list[dict]:
+    """Every rules option for the page's form: name, default, kind, choices and its sentence."""
+    docs, defaults = option_docs(), Rules()
+    out = []
+    for f in fields(Rules):
+        if f.name in ("num_players", "max_turns"):
+            continue
+        default, choices = getattr(defaults, f.name), option_spec(f)["choices"] or ()
+        if isinstance(default, bool) or not isinstance(default, str):
+            choices = ()  # a checkbox, or a number field the server checks (free_draws: 0 or 3)
+        kind = "bool" if isinstance(default, bool) else "choice" if choices else "int"
+        out.append(
+            {
+                "name": f.name,
+                "default": default,
+                "kind": kind,
+                "choices": list(choices),
+                "help": docs.get(f.name, "").replace("%%", "%"),
+            }
+        )
+    return out
