@@ -4,6 +4,8 @@ get_all_states and CFR run on the finite (turn-limited) game; states save as JSO
 
 from __future__ import annotations
 
+import copy
+import json
 import sys
 import types
 
@@ -121,3 +123,38 @@ def test_states_save_as_json_and_anything_else_fails_in_one_sentence():
 def test_bad_parameters_fail_in_one_sentence():
     with pytest.raises(ValueError, match="size0 must be an integer from 1 to 10"):
         pyspiel.load_game("python_trash_exact", {"size0": 11})
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "game.deserialize_state",
+        "pyspiel.Game.deserialize_state",
+        "deserialize_game_and_state(str)",
+        "deserialize_game_and_state(bytes)",
+        "OpenSpiel's own function (__wrapped__)",
+        "a pickled state read back",
+    ],
+)
+def test_a_planted_pickle_runs_nothing_through_the_exact_game(entry, tmp_path):
+    """The exact game is a text-state game: OpenSpiel's pickle form of a state, planted through
+    every entry of tests/test_spiel_trust.py, is refused and runs nothing."""
+    from test_spiel_trust import _ENTRIES, _openspiel_pickle_form
+
+    marker = tmp_path / "planted"
+    game = pyspiel.load_game("python_trash_exact")
+    with pytest.raises(ValueError, match="python_trash"):
+        _ENTRIES[entry](game, _openspiel_pickle_form(marker))
+    assert not marker.exists()
+
+
+def test_the_exact_games_strings_carry_its_json_and_read_back():
+    game = pyspiel.load_game("python_trash_exact")
+    state = game.new_initial_state()
+    while not state.is_terminal() and len(state.history()) < 12:
+        state.apply_action(state.legal_actions()[0])
+    text = pyspiel.serialize_game_and_state(game, state)
+    assert json.loads(text.split("[State]\n")[1])["actions"] == state.history()
+    _, again = pyspiel.deserialize_game_and_state(text)
+    assert str(again) == str(state) and again.history() == state.history()
+    assert str(copy.deepcopy(state)) == str(state)

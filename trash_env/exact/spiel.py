@@ -17,8 +17,8 @@ wild). ``str(state)`` is the public state itself (value iteration keys states by
 
 Saving a state: ``state.serialize()`` writes a short JSON document (the parameters and the
 actions) and ``game.deserialize_state(text)`` replays it, refusing anything else in one
-sentence; nothing here unpickles. OpenSpiel's ``pyspiel.serialize_game_and_state`` is not
-routed for this game (trash_env/spiel.py routes it for ``python_trash`` only).
+sentence. The game is a text-state game (:mod:`trash_env.spiel_text`): OpenSpiel's
+game-and-state strings carry that JSON, and no OpenSpiel entry unpickles one of its states.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ except ImportError as error:  # pragma: no cover - exercised only without open_s
 from trash_env.engine import ACTION_NAMES, NUM_ACTIONS
 from trash_env.exact.model import OVER, Model, State
 from trash_env.rules import Rules
+from trash_env.spiel_text import TextState, TextStateGame, register_text_state_game
 
 SHORT_NAME = "python_trash_exact"
 PARAMETERS: dict[str, Any] = {
@@ -92,7 +93,7 @@ def _params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-class ExactGame(pyspiel.Game):
+class ExactGame(TextStateGame):
     """The game ``python_trash_exact``: one round at layouts ``(size0, size1)``."""
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
@@ -146,7 +147,7 @@ class ExactGame(pyspiel.Game):
         return state
 
 
-class ExactState(pyspiel.State):
+class ExactState(TextState):
     """A public state of the round (the model's), the turns played and the actions taken."""
 
     def __init__(self, game: ExactGame) -> None:
@@ -220,4 +221,5 @@ class ExactState(pyspiel.State):
         return self._state
 
 
-pyspiel.register_game(_GAME_TYPE, ExactGame)
+# Its states travel as their JSON text, never through OpenSpiel's pickle (trash_env.spiel_text).
+register_text_state_game(_GAME_TYPE, ExactGame)
