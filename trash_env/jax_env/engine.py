@@ -33,7 +33,7 @@ import numpy as np
 from jax import lax
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
-from trash_env.codes import CFG_CARDS, CFG_RESHUFFLE, RESHUFFLE_ALL
+from trash_env.codes import CFG_CARDS
 from trash_env.engine import CALL_TRASH, DECLINE, DOWN, DRAW_STOCK, NATURAL
 from trash_env.jax_env import rules as R
 from trash_env.jax_env import threefry
@@ -58,7 +58,6 @@ from trash_env.jax_env.rules import (
     Game,
     _add,
     _code,
-    _count_ranks,
     _decide,
     _hit,
     _pick,
@@ -129,21 +128,8 @@ def _discard_held(g: Game) -> Game:
 
 def _stage_reshuffle(g: Game) -> Game:
     """``Game._reshuffle`` up to the shuffle: the pile moves into the stock and is staged."""
-    nd = g.ndiscard
-    keep = (g.cfg[CFG_RESHUFFLE] != RESHUFFLE_ALL) & (nd > 0)
-    m = nd - keep
-    top = g.discard[jnp.maximum(nd - 1, 0)]
-    pile = jnp.arange(g.stock.shape[0]) < m
-    moved = g._replace(
-        stock=jnp.where(pile, g.discard, g.stock),
-        nstock=m,
-        hidden=g.hidden + _count_ranks(g.discard, pile),
-        discard=jnp.where(keep, _set(g.discard, 0, top), g.discard),
-        ndiscard=keep.astype(I32),
-        stock_known=jnp.bool_(True),
-        shuffle_count=m,
-    )
-    return _pick(m > 0, moved, g)
+    moved, m = R.move_pile_to_stock(g)
+    return _pick(m > 0, moved._replace(shuffle_count=m), g)
 
 
 # ---------------------------------------------------------------------- continuations

@@ -269,9 +269,9 @@ def begin_turn(g: Game) -> Step:
     return _pick_step(claim, (g, _code(WIN_ROUND)), (g, k))
 
 
-def reshuffle(g: Game) -> Game:
-    """``Game._reshuffle``: the discard pile (its top kept with ``reshuffle="keep_top"``)
-    becomes the stock, shuffled; its cards are hidden again."""
+def move_pile_to_stock(g: Game) -> tuple[Game, Array]:
+    """``Game._reshuffle`` before its shuffle: the discard pile (its top kept with
+    ``reshuffle="keep_top"``) becomes the stock, its cards hidden again; and how many moved."""
     nd = g.ndiscard
     keep = (g.cfg[CFG_RESHUFFLE] != RESHUFFLE_ALL) & (nd > 0)
     m = nd - keep
@@ -285,6 +285,13 @@ def reshuffle(g: Game) -> Game:
         ndiscard=keep.astype(I32),
         stock_known=jnp.bool_(True),
     )
+    return moved, m
+
+
+def reshuffle(g: Game) -> Game:
+    """``Game._reshuffle``: the discard pile (its top kept with ``reshuffle="keep_top"``)
+    becomes the stock, shuffled; its cards are hidden again."""
+    moved, m = move_pile_to_stock(g)
     return _pick(m > 0, shuffle_stock(moved, m), g)
 
 
