@@ -716,3 +716,13 @@ def test_cli_refuses_a_model_trained_under_other_rules_unless_told(tmp_path, cap
     assert cli.main([*flags, "--wilds", "kings", "--jokers"]) == 0
     with pytest.warns(TrainingMismatchWarning, match="wilds='jacks' \\(trained: 'kings'\\)"):
         assert cli.main([*flags, "--other-rules"]) == 0
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_cli_seats_pretrained_at_every_count_in_the_default_game(players, capsys):
+    """``pretrained`` is checked against the rules as the model of the game's own player
+    count (3 and 4 players deal two decks by default); the 2-player model's one deck once
+    refused it before any game."""
+    pytest.importorskip("safetensors", reason="the shipped models are safetensors files")
+    flags = ["--agents", "pretrained", "greedy", "--players", str(players), "--deals", "1"]
+    assert cli.main([*flags, "--no-progress", "--quiet"]) == 0, capsys.readouterr().err

@@ -248,7 +248,10 @@ def check_trained_rules(specs: Sequence[str], rules: Rules) -> None:
     than ``rules`` (the player count aside: a pretrained model switches to its own), naming the
     differences and the flags of the model's game, before any game is played."""
     for spec in dict.fromkeys(specs):
-        sidecar = getattr(make_agent(spec, seed=0), "sidecar", None)
+        agent = make_agent(spec, seed=0)
+        if hasattr(agent, "use_players"):  # pretrained: the model of this game's count
+            agent.use_players(rules.num_players)
+        sidecar = getattr(agent, "sidecar", None)
         if sidecar is None:  # a bot
             continue
         differences, flags = other_rules_of_play(sidecar, rules)

@@ -190,13 +190,15 @@ class PretrainedAgent(PolicyAgent):
         super().__init__(layers, sidecar, seed=seed, deterministic=deterministic, path=str(path))
         self.name = "pretrained"
 
-    def _switch(self, num_players: int) -> None:
+    def use_players(self, num_players: int) -> None:
+        """Play the shipped model for ``num_players`` from now on (``ValueError`` naming the
+        counts that have one)."""
         path = _pretrained_for(num_players)
         self._use(*load_model(path), str(path))
 
     def check_rules(self, rules: Rules) -> None:
         if rules.num_players != self.num_players:
-            self._switch(rules.num_players)
+            self.use_players(rules.num_players)
         super().check_rules(rules)
 
     def act(self, observation: np.ndarray | None, action_mask: np.ndarray, view: PublicView) -> int:
@@ -208,7 +210,7 @@ class PretrainedAgent(PolicyAgent):
                 else None
             )
             if players is not None:
-                self._switch(players)
+                self.use_players(players)
         return super().act(observation, action_mask, view)
 
 
