@@ -48,11 +48,14 @@ def test_the_values_satisfy_the_bellman_equations():
     assert abs(start_value(square, values, 0) + start_value(square, values, 1)) < 1e-12
 
 
-def test_the_shipped_table_is_what_the_command_builds(k2, tmp_path):
+def test_the_command_builds_the_table(k2, tmp_path):
+    """The command writes what :func:`build` makes (format 2); it holds the shipped table's
+    states and values (tests/test_exact_compiled.py), and the shipped file still loads."""
     out = tmp_path / "k2.bin"
     assert exact_main(["build", "--max-size", "2", "--out", str(out)]) == 0
-    shipped = (SHIPPED / table_name(Rules(), 2)).read_bytes()
-    assert out.read_bytes() == shipped == k2.to_bytes()
+    assert out.read_bytes() == k2.to_bytes()
+    shipped = Tables.load(SHIPPED / table_name(Rules(), 2), Rules())
+    assert shipped.start_value((2, 2), 0) == pytest.approx(k2.start_value((2, 2), 0), abs=1e-12)
 
 
 def test_mirrored_rounds_read_the_same_table(k2):
