@@ -18,9 +18,14 @@ from trash_env.rules import WILDS, Rules
 def report(rules: Rules, max_size: int) -> dict:
     """Per round up to ``max_size`` its exact figures, and the whole game's win probability
     from every pair of sizes with either seat to start."""
+    from tqdm import tqdm
+
     from trash_env.exact.analysis import game_win_probability, round_report
 
-    rounds = [round_report(sizes, rules) for sizes in pairs(max_size)]
+    rounds = []
+    for sizes in pairs(max_size):
+        with tqdm(desc=f"round {sizes}", unit=" states", unit_scale=True) as bar:
+            rounds.append(round_report(sizes, rules, bar.update))
     round_win = {}
     for entry in rounds:
         a, b = entry["sizes"]
