@@ -8,7 +8,7 @@ import pytest
 from test_exact_model import round_game
 
 from agents.bots.base import RandomAgent
-from agents.bots.heuristics import GreedyAgent
+from agents.bots.heuristics import CountingAgent, GreedyAgent
 from trash_env.exact.analysis import (
     game_win_probability,
     greedy_gap,
@@ -29,7 +29,7 @@ TABLES = tables_for(Rules(), 2)
 
 def seat_policy(name: str, seed: int):
     tables = TABLES
-    bots = {"greedy": GreedyAgent(), "random": RandomAgent(seed)}
+    bots = {"greedy": GreedyAgent(), "random": RandomAgent(seed), "counting": CountingAgent()}
 
     def act(game):
         if name == "optimal":
@@ -60,10 +60,12 @@ def engine_win_rate(policy: str, against: str, deals: int) -> tuple[float, float
 
 
 @pytest.mark.parametrize(
-    "policy, against", [("optimal", "greedy"), ("greedy", "random"), ("optimal", "random")]
+    "policy, against",
+    [("optimal", "greedy"), ("greedy", "random"), ("optimal", "random"), ("counting", "random")],
 )
 def test_exact_win_rates_agree_with_engine_play_within_3_standard_errors(policy, against):
-    exact = win_rate(solved(SIZES, Rules()), policy, against)
+    counting = "counting" in (policy, against)  # evaluated on keys with the pile's top
+    exact = win_rate(solved(SIZES, Rules(), counting), policy, against)
     rate, error = engine_win_rate(policy, against, 4000)
     assert abs(rate - exact) < 3 * error, (rate, exact, error)
 

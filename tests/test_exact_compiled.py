@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_exact_model import round_game
 
+from agents.bots.heuristics import CountingAgent
 from trash_env.engine import DOWN, NATURAL, WILD_UP
 from trash_env.exact import compiled
 from trash_env.exact.graph import (
@@ -18,11 +20,12 @@ from trash_env.exact.graph import (
     state_from_key,
     state_key,
 )
-from trash_env.exact.model import DRAW, SWAP, WILD, Model, State
+from trash_env.exact.model import DRAW, SWAP, WILD, Model, State, from_game
 from trash_env.exact.rounds import Packing, enumerate_states, solve_states
 from trash_env.exact.solver import follow, solve, start_value
 from trash_env.exact.tables import SHIPPED, Tables, build, preferred_actions, table_name
 from trash_env.rules import Rules
+from trash_env.view import PublicView
 
 
 def random_state(model: Model, rng: np.random.Generator) -> State:
@@ -52,7 +55,7 @@ def fields(model: Model, state: State) -> np.ndarray:
     stock = state.stock if state.stock is not None else (0,) * count
     flat = [m for row in state.slots for m in row]
     flat += [state.player, state.phase, state.held, state.top, *state.below]
-    flat += [0 if state.stock is None else 1, *stock, -1]
+    flat += [0 if state.stock is None else 1, *stock, -1, -1]
     return np.array(flat, dtype=np.int64)
 
 
@@ -166,3 +169,29 @@ def test_the_compiled_build_holds_the_shipped_tables_states_values_and_moves():
         tables.lookup((2, 2), state) for tables in (again, shipped)
     )
     assert action == old_action and abs(value - old_value) < 1e-12
+
+
+def test_compiled_counting_plays_the_counting_bots_wild():
+    """On keys that keep the card under the discard top (the pile's top mid-turn), the
+    compiled ``counting`` move is the bot's at every wild decision of random engine games."""
+    sizes = (3, 3)
+    model = Model(sizes)
+    packing = Packing.of(model, pile_top=True)
+    rng = np.random.default_rng(0)
+    checked = differs_from_greedy = 0
+    for seed in range(300):
+        game = round_game(sizes, Rules(episode="round"), seed, seed % 2)
+        while not game.done:
+            legal = game.legal_actions()
+            if int(game.decision) == WILD:
+                flat = fields(model, from_game(game, sizes))
+                flat[-1] = model.classes.of(game.discard[-1]) if game.discard else -1
+                mask = np.zeros(13, dtype=bool)
+                mask[legal] = True
+                wanted = CountingAgent().act(None, mask, PublicView(game, game.current))
+                found = compiled.counting_action(*packing.rules[:4], flat)
+                assert found == wanted
+                checked += 1
+                differs_from_greedy += wanted != max(legal)
+            game.step(int(rng.choice(legal)))
+    assert checked > 100 and differs_from_greedy > 10

@@ -28,41 +28,52 @@ PAIRS = (
 _ENDS = ("optimal", "optimal", 1.0, 1.0)  # 1 for either win: the probability the round ends
 
 
-def matchups() -> list[tuple[str, str, float, float]]:
-    """The policy pairs of :data:`PAIRS` (X's wins counted 1) and the round's end under
-    optimal play, as :func:`~trash_env.exact.rounds.solve_states` evaluates them."""
+# counting's wild choice reads the card under the discard top: evaluated on keys that keep it.
+COUNTING_PAIRS = (("optimal", "counting"), ("counting", "greedy"), ("counting", "random"))
+
+
+def matchups(pairs: tuple[tuple[str, str], ...] = PAIRS) -> list[tuple[str, str, float, float]]:
+    """The policy pairs of ``pairs`` (X's wins counted 1, X at seat 0 then at seat 1) and the
+    round's end under optimal play, as :func:`~trash_env.exact.rounds.solve_states` takes
+    them."""
     rows = []
-    for policy, against in PAIRS:
+    for policy, against in pairs:
         rows.append((policy, against, 1.0, 0.0))
         rows.append((against, policy, 0.0, 1.0))
     return rows + [_ENDS]
 
 
 def evaluate(
-    sizes: tuple[int, int], rules: Rules, progress: Callable[[int], None] | None = None
+    sizes: tuple[int, int],
+    rules: Rules,
+    progress: Callable[[int], None] | None = None,
+    counting: bool = False,
 ) -> SolvedStates:
     """Enumerate and solve the round ``sizes`` in compiled code and evaluate every matchup
-    exactly (one pass, layout pair by layout pair)."""
+    exactly (one pass, layout pair by layout pair); ``counting``: the matchups of
+    :data:`COUNTING_PAIRS`, on keys that keep the card under the discard top."""
     model = Model(sizes, rules)
-    keys = enumerate_states(model, progress)
-    return solve_states(model, keys, matchups(), progress)
+    keys = enumerate_states(model, progress, pile_top=counting)
+    rows = matchups(COUNTING_PAIRS if counting else PAIRS)
+    return solve_states(model, keys, rows, progress, pile_top=counting)
 
 
 @lru_cache(maxsize=4)
-def solved(sizes: tuple[int, int], rules: Rules) -> SolvedStates:
-    return evaluate(sizes, rules)
+def solved(sizes: tuple[int, int], rules: Rules, counting: bool = False) -> SolvedStates:
+    return evaluate(sizes, rules, counting=counting)
 
 
 def win_rate(found: SolvedStates, policy: str, against: str) -> float:
     """``policy``'s probability of winning the round against ``against`` (seats and first
     player averaged)."""
-    if (policy, against) not in PAIRS:
+    rows = [(policy, against, 1.0, 0.0), (against, policy, 0.0, 1.0)]
+    if not all(row in found.matchups for row in rows):
+        pairs = [f"{x} vs {y}" for x, y, win, _ in found.matchups if win == 1.0 and x != y]
         raise ValueError(
-            f"the matchups evaluated are {', '.join(f'{x} vs {y}' for x, y in PAIRS)}; "
-            f"not {policy} vs {against}"
+            f"the matchups evaluated are {', '.join(pairs)}; not {policy} vs {against}"
         )
-    pair = 2 * PAIRS.index((policy, against))  # X at seat 0, then X at seat 1
-    return sum(found.start_value(first, row) for row in (pair, pair + 1) for first in (0, 1)) / 4
+    indices = [found.matchups.index(row) for row in rows]
+    return sum(found.start_value(first, row) for row in indices for first in (0, 1)) / 4
 
 
 def greedy_gap(found: SolvedStates) -> dict[str, float]:
@@ -112,6 +123,21 @@ def round_report(
         "greedy_gap": greedy_gap(found),
         "skill_index": skill_index(found),
         "end_probability_optimal": end_probability(found),
+    }
+
+
+def counting_report(
+    sizes: tuple[int, int],
+    rules: Rules | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
+    """``counting``'s exact win rates (:data:`COUNTING_PAIRS`) in the round ``sizes``."""
+    rules = rules or Rules()
+    found = evaluate(sizes, rules, progress, counting=True)
+    return {
+        "sizes": list(sizes),
+        "states_with_pile_top": len(found.keys),
+        "win_rates": {f"{a} vs {b}": win_rate(found, a, b) for a, b in COUNTING_PAIRS},
     }
 
 

@@ -26,7 +26,7 @@ OUTCOMES = 256  # distinct successors of one action
 
 
 def state_length(a: int, b: int, classes: int) -> int:
-    return a + b + 6 + 2 * classes
+    return a + b + 7 + 2 * classes
 
 
 # ---------------------------------------------------------------------------- reading a state
@@ -102,6 +102,7 @@ def _lay(s, a, b, classes, slot, mark):
         for c in range(2 * classes + 1):
             s[n + 4 + c] = 0
         s[n + 5 + 2 * classes] = me
+        s[n + 6 + 2 * classes] = -1
         return False
     if was == DOWN:
         s[n + 1] = CHANCE_PICKUP
@@ -164,6 +165,7 @@ def _advance(s, a, b, classes, totals, may_swap):
                 for c in range(classes):
                     s[n + 5 + classes + c] = s[n + 4 + c]
                     s[n + 4 + c] = 0
+                s[n + 6 + 2 * classes] = -1  # the pile is its top alone
                 size_left = below
             if size_left > 0:
                 s[n + 1] = DRAW if s[n + 3] >= 0 else CHANCE_DRAW
@@ -172,6 +174,7 @@ def _advance(s, a, b, classes, totals, may_swap):
                 raise ValueError("a turn with no stock, no pile and no card to play")
             s[n + 2] = s[n + 3]
             s[n + 3] = -1
+            s[n + 6 + 2 * classes] = -1  # the pile was its top alone
             may_swap = True
             step = PLAY
     raise ValueError("a turn that never ends")
@@ -208,6 +211,7 @@ def _apply(s, a, b, classes, totals, action):
     if phase == DRAW:
         if action == DRAW_STOCK:
             s[n + 4 + s[n + 3]] += 1  # mid-turn the whole pile is "below"
+            s[n + 6 + 2 * classes] = s[n + 3]  # the pile's top, mid-turn
             s[n + 3] = -1
             s[n + 1] = CHANCE_DRAW
             return
@@ -274,6 +278,41 @@ def _greedy(s, a, b, classes):
     return -1
 
 
+@njit(cache=True)
+def _counting(s, a, b, classes, totals, discard_weight):
+    """The ``counting`` bot's move: greedy's, but the wild goes on the face-down slot whose
+    natural card is least likely to come (agents/bots/heuristics.py, ``natural_supply``);
+    needs the pile's top mid-turn, which only a key with that field keeps."""
+    n = a + b
+    if s[n + 1] != WILD:
+        return _greedy(s, a, b, classes)
+    me = s[n]
+    lo = 0 if me == 0 else a
+    size = a if me == 0 else b
+    other_lo = a if me == 0 else 0
+    other_size = b if me == 0 else a
+    hidden = np.empty(classes, dtype=np.int64)
+    _unseen(s, a, b, classes, totals, hidden)
+    known = s[n + 4 + classes] == 1
+    pile_top = s[n + 6 + 2 * classes]
+    pick = -1
+    lowest = np.inf
+    for i in range(size):
+        if s[lo + i] != DOWN:
+            continue
+        rank = i + 1
+        unseen = hidden[rank] + (s[n + 5 + classes + rank] if known else 0)
+        buried = s[n + 4 + rank] - (1 if pile_top == rank else 0)
+        rivals = 0
+        if rank <= other_size and s[other_lo + rank - 1] != NATURAL:
+            rivals = 1
+        supply = (unseen + discard_weight * buried) / (1 + rivals)
+        if supply <= lowest:  # ties go to the highest slot
+            lowest = supply
+            pick = i
+    return pick
+
+
 # ---------------------------------------------------------------------------- the key
 
 
@@ -293,6 +332,8 @@ def _encode(s, a, b, classes, bases):
     for c in range(2 * classes + 1):
         key = key * bases[d] + np.uint64(s[n + 4 + c])
         d += 1
+    if d < bases.shape[0]:  # counting's evaluation: the card under the top (pile top mid-turn)
+        key = key * bases[d] + np.uint64(s[n + 6 + 2 * classes] + 1)
     return key
 
 
@@ -300,6 +341,11 @@ def _encode(s, a, b, classes, bases):
 def _decode(key, a, b, classes, bases, s):
     n = a + b
     d = bases.shape[0]
+    s[n + 6 + 2 * classes] = -1
+    if d > n + 5 + 2 * classes:
+        d -= 1
+        s[n + 6 + 2 * classes] = np.int64(key % bases[d]) - 1
+        key = key // bases[d]
     for c in range(2 * classes, -1, -1):
         d -= 1
         s[n + 4 + c] = np.int64(key % bases[d])
@@ -372,12 +418,13 @@ def _expand(start, a, b, classes, totals, bases, stack, stack_p, out_key, out_en
 def deal_outcomes(a, b, classes, totals, bases, first):
     """The first decision states of the deal with seat ``first`` to draw: keys, winners (-1
     for a decision) and probabilities."""
-    width = a + b + 6 + 2 * classes
+    width = a + b + 7 + 2 * classes
     start = np.zeros(width, dtype=np.int64)
     start[a + b] = first
     start[a + b + 1] = CHANCE_DRAW
     start[a + b + 2] = -1
     start[a + b + 3] = -1
+    start[width - 2] = -1
     start[width - 1] = -1
     stack = np.empty((STACK, width), dtype=np.int64)
     stack_p = np.empty(STACK)
@@ -442,7 +489,7 @@ def discover(a, b, classes, totals, bases, keys, count, done, table, limit, budg
     """Breadth-first discovery: expand the states ``keys[done:count]`` (at most ``budget`` of
     them), adding every new decision state to ``table`` and ``keys``; stop early when
     ``count`` passes ``limit`` (the caller grows the arrays). Returns (count, done)."""
-    width = a + b + 6 + 2 * classes
+    width = a + b + 7 + 2 * classes
     s = np.empty(width, dtype=np.int64)
     child = np.empty(width, dtype=np.int64)
     actions = np.empty(16, dtype=np.int64)
@@ -470,7 +517,7 @@ def discover(a, b, classes, totals, bases, keys, count, done, table, limit, budg
 
 # ---------------------------------------------------------------------------- solving
 
-OPTIMAL, GREEDY, RANDOM = 0, 1, 2
+OPTIMAL, GREEDY, RANDOM, COUNTING = 0, 1, 2, 3
 TIE = 1e-12
 
 
@@ -525,7 +572,7 @@ def solve_blocks(
     state (ties to greedy's move), ``follows[m]`` the value of the policy pair
     ``policies[m] = (seat 0's, seat 1's, win value, loss value)`` and ``gap`` accumulates
     greedy's loss: (states not optimal, value lost there, the largest loss)."""
-    width = a + b + 6 + 2 * classes
+    width = a + b + 7 + 2 * classes
     s = np.empty(width, dtype=np.int64)
     child = np.empty(width, dtype=np.int64)
     acts = np.empty(16, dtype=np.int64)
@@ -535,6 +582,7 @@ def solve_blocks(
     out_end = np.empty(OUTCOMES, dtype=np.int64)
     out_p = np.empty(OUTCOMES)
     no_weights = np.empty(0)
+    with_counting = bases.shape[0] > a + b + 5 + 2 * classes
     done = 0
     while hi > 0 and done < budget:
         layout = keys[hi - 1] // low
@@ -544,6 +592,7 @@ def solve_blocks(
         size = hi - lo
         player = np.empty(size, dtype=np.int8)
         greedy = np.empty(size, dtype=np.int64)
+        counting = np.full(size, -1, dtype=np.int64)
         act_ptr = np.zeros(size + 1, dtype=np.int64)
         most = max(a, b) + 2
         action = np.empty(most * size, dtype=np.int64)
@@ -555,11 +604,14 @@ def solve_blocks(
             _decode(keys[lo + i], a, b, classes, bases, s)
             player[i] = s[a + b]
             wanted = _greedy(s, a, b, classes)
+            counted = _counting(s, a, b, classes, totals, 0.5) if with_counting else -1
             count = _legal(s, a, b, acts)
             base = act_ptr[i]
             for j in range(count):
                 if acts[j] == wanted:
                     greedy[i] = base + j
+                if acts[j] == counted:
+                    counting[i] = base + j
                 action[base + j] = acts[j]
                 child[:] = s
                 _apply(child, a, b, classes, totals, acts[j])
@@ -619,6 +671,10 @@ def solve_blocks(
                     weights[optimal_index[i]] = 1.0
                 elif kind == GREEDY:
                     weights[greedy[i]] = 1.0
+                elif kind == COUNTING:
+                    if counting[i] < 0:
+                        raise ValueError("counting needs the key with the pile's top mid-turn")
+                    weights[counting[i]] = 1.0
                 else:
                     width_i = act_ptr[i + 1] - act_ptr[i]
                     for j in range(act_ptr[i], act_ptr[i + 1]):
@@ -648,7 +704,7 @@ def solve_blocks(
 def action_outcomes(a, b, classes, totals, bases, key, action):
     """The next decision or terminal states after ``action`` in the state ``key``: keys,
     winners (-1 for a decision) and probabilities (for tests against the model)."""
-    width = a + b + 6 + 2 * classes
+    width = a + b + 7 + 2 * classes
     s = np.empty(width, dtype=np.int64)
     _decode(key, a, b, classes, bases, s)
     _apply(s, a, b, classes, totals, action)
@@ -665,3 +721,9 @@ def action_outcomes(a, b, classes, totals, bases, key, action):
 def encode(a, b, classes, bases, fields):
     """The key of the state whose flat fields are ``fields`` (for tests of the packing)."""
     return _encode(fields, a, b, classes, bases)
+
+
+@njit(cache=True)
+def counting_action(a, b, classes, totals, fields):
+    """``counting``'s move in the state whose flat fields are ``fields`` (for tests)."""
+    return _counting(fields, a, b, classes, totals, 0.5)

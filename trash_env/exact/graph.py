@@ -21,14 +21,17 @@ _DIGIT_MARK = {digit: mark for mark, digit in _MARK_DIGIT.items()}
 KEY_LIMIT = 2**64 - 1
 
 
-def key_bases(model: Model) -> list[int]:
+def key_bases(model: Model, pile_top: bool = False) -> list[int]:
     """The radix of each field of a state key (format 2), most significant first: the marks
     of seat 0's slots then seat 1's, the player, the phase, the held card, the discard top,
-    the counts below the top, the flag of a known stock and its counts. Every field has its
+    the counts below the top, the flag of a known stock and its counts (and, with
+    ``pile_top``, the card under the discard top: the pile's top mid-turn). Every field has its
     place whatever the others hold, so the packing is injective on the fields' ranges."""
     count = model.classes.count
     counts = [total + 1 for total in model.totals]
     bases = [3] * sum(model.sizes) + [2, 3, count + 1, count + 1] + counts + [2] + counts
+    if pile_top:  # counting's evaluation only: the card under the top, the pile's top mid-turn
+        bases.append(count + 1)
     product = 1
     for base in bases:
         product *= base

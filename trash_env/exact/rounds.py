@@ -24,7 +24,12 @@ from trash_env.exact.graph import key_bases
 from trash_env.exact.model import Model
 
 TOLERANCE = 1e-14  # the largest change of the last sweep in a layout pair
-POLICY_CODES = {"optimal": compiled.OPTIMAL, "greedy": compiled.GREEDY, "random": compiled.RANDOM}
+POLICY_CODES = {
+    "optimal": compiled.OPTIMAL,
+    "greedy": compiled.GREEDY,
+    "random": compiled.RANDOM,
+    "counting": compiled.COUNTING,
+}
 _MARGIN = 1 << 14  # room for the states one expansion can add
 
 
@@ -40,8 +45,10 @@ class Packing:
     low: np.uint64  # the radix of everything below the marks: key // low is the layout pair
 
     @classmethod
-    def of(cls, model: Model) -> Packing:
-        bases = key_bases(model)
+    def of(cls, model: Model, pile_top: bool = False) -> Packing:
+        """``pile_top``: keys keep the card under the discard top (the pile's top mid-turn),
+        which ``counting``'s wild choice reads (more states; values unchanged)."""
+        bases = key_bases(model, pile_top)
         low = 1
         for base in bases[sum(model.sizes) :]:
             low *= base
@@ -66,10 +73,14 @@ def deal(packing: Packing, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def enumerate_states(
-    model: Model, progress: Callable[[int], None] | None = None, budget: int = 200_000
+    model: Model,
+    progress: Callable[[int], None] | None = None,
+    budget: int = 200_000,
+    pile_top: bool = False,
 ) -> np.ndarray:
-    """The sorted keys of every decision state reachable from the deal."""
-    packing = Packing.of(model)
+    """The sorted keys of every decision state reachable from the deal (``pile_top``: keys
+    that keep the card under the discard top, for ``counting``)."""
+    packing = Packing.of(model, pile_top)
     table = np.full(1 << 16, compiled.EMPTY, dtype=np.uint64)
     keys = np.empty(1 << 16, dtype=np.uint64)
     starts = []
@@ -103,6 +114,7 @@ class SolvedStates:
     each; ``follows[m]`` the value under ``matchups[m]``; greedy's gap."""
 
     model: Model
+    pile_top: bool
     keys: np.ndarray
     values: np.ndarray
     best: np.ndarray
@@ -115,7 +127,7 @@ class SolvedStates:
     def start_value(self, first: int, row: int | None = None) -> float:
         """The value of the deal with seat ``first`` to draw first: optimal (``row`` None) or
         of matchup ``row``."""
-        packing = Packing.of(self.model)
+        packing = Packing.of(self.model, self.pile_top)
         keys, ends, probs = deal(packing, first)
         if row is None:
             values, win, loss = self.values, 1.0, -1.0
@@ -137,6 +149,7 @@ def solve_states(
     matchups: list[tuple[str, str, float, float]] | None = None,
     progress: Callable[[int], None] | None = None,
     budget: int = 200_000,
+    pile_top: bool = False,
 ) -> SolvedStates:
     """Solve the round whose sorted state keys are ``keys`` (the env's return, ties broken
     towards greedy's move), and evaluate each matchup ``(seat 0's policy, seat 1's, value of
@@ -146,7 +159,7 @@ def solve_states(
         [[POLICY_CODES[p0], POLICY_CODES[p1], win, loss] for p0, p1, win, loss in matchups],
         dtype=np.float64,
     ).reshape(len(matchups), 4)
-    packing = Packing.of(model)
+    packing = Packing.of(model, pile_top)
     values = np.zeros(len(keys))
     best = np.zeros(len(keys), dtype=np.int8)
     follows = np.zeros((len(matchups), len(keys)))
@@ -170,5 +183,14 @@ def solve_states(
             progress(hi - now)
         hi = now
     return SolvedStates(
-        model, keys, values, best, matchups, follows, int(gap[0]), float(gap[1]), float(gap[2])
+        model,
+        pile_top,
+        keys,
+        values,
+        best,
+        matchups,
+        follows,
+        int(gap[0]),
+        float(gap[1]),
+        float(gap[2]),
     )
