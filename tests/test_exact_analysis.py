@@ -93,3 +93,18 @@ def test_whole_games_compose_rounds():
     # Seat 0 always wins its rounds: it wins the game.
     sure = dict.fromkeys(coin, 1.0)
     assert game_win_probability(sure, (2, 2), 1) == 1.0
+
+
+def test_the_check_command_holds_a_report_to_engine_play(tmp_path, capsys):
+    from trash_env.exact.__main__ import main
+
+    report = tmp_path / "report.json"
+    assert main(["report", "--max-size", "2", "--counting", "--json", str(report)]) == 0
+    capsys.readouterr()
+    assert main(["check", "--report", str(report), "--sizes", "2", "1", "--deals", "600"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("counting vs random: exact 0.") for line in lines)
+    assert len(lines) == 6  # every matchup but X vs X, counting included
+    report.write_text("{not json")
+    assert main(["check", "--report", str(report), "--sizes", "1", "1"]) == 2
+    assert "is not a report" in capsys.readouterr().err
