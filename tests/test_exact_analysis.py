@@ -99,14 +99,21 @@ def test_the_check_command_holds_a_report_to_engine_play(tmp_path, capsys):
     from trash_env.exact.__main__ import main
 
     report = tmp_path / "report.json"
-    assert main(["report", "--max-size", "2", "--counting", "--json", str(report)]) == 0
+    assert main(["report", "--max-size", "1", "--counting", "--json", str(report)]) == 0
     capsys.readouterr()
-    assert main(["check", "--report", str(report), "--sizes", "2", "2", "--deals", "600"]) == 0
+    assert main(["check", "--report", str(report), "--sizes", "1", "1", "--deals", "400"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("counting vs random: exact 0.") for line in lines)
     assert len(lines) == 6  # every matchup but X vs X, counting included
-    assert main(["check", "--report", str(report), "--sizes", "2", "1"]) == 2
-    assert "equal layouts only" in capsys.readouterr().err
+    assert main(["check", "--report", str(report), "--sizes", "1", "2"]) == 2
+    assert "no round (1, 2)" in capsys.readouterr().err
     report.write_text("{not json")
     assert main(["check", "--report", str(report), "--sizes", "1", "1"]) == 2
     assert "is not a report" in capsys.readouterr().err
+
+
+def test_the_engine_check_deals_equal_layouts_only():
+    from trash_env.exact.montecarlo import engine_win_rate
+
+    with pytest.raises(ValueError, match="equal layouts only"):
+        engine_win_rate((1, 2), "greedy", "random", 10)
