@@ -227,7 +227,10 @@ class Tables:
                     width = np.dtype(dtype).itemsize
                     if size != states * width or offset < 0 or offset + size > len(payload):
                         raise fail(f"round ({a}, {b}): array {field} has the wrong length")
-                    arrays[field] = np.frombuffer(payload, dtype=dtype, count=states, offset=offset)
+                    found = np.frombuffer(payload, dtype=dtype, count=states, offset=offset)
+                    # An array after another's odd length lies unaligned, and numpy copies an
+                    # unaligned array whole on every binary search: copy it once here.
+                    arrays[field] = found if found.flags.aligned else found.copy()
                 if states > 1 and not np.all(arrays["keys"][1:] > arrays["keys"][:-1]):
                     raise fail(f"round ({a}, {b}): its state keys are not strictly increasing")
                 v0, v1 = (float(x) for x in entry["start_values"])
