@@ -8,7 +8,7 @@ import pytest
 from test_exact_model import round_game
 
 from agents.bots.base import RandomAgent
-from agents.bots.heuristics import GreedyAgent
+from agents.bots.heuristics import CountingAgent, GreedyAgent
 from trash_env.exact.analysis import (
     game_win_probability,
     greedy_gap,
@@ -29,7 +29,7 @@ TABLES = tables_for(Rules(), 2)
 
 def seat_policy(name: str, seed: int):
     tables = TABLES
-    bots = {"greedy": GreedyAgent(), "random": RandomAgent(seed)}
+    bots = {"greedy": GreedyAgent(), "random": RandomAgent(seed), "counting": CountingAgent()}
 
     def act(game):
         if name == "optimal":
@@ -60,10 +60,12 @@ def engine_win_rate(policy: str, against: str, deals: int) -> tuple[float, float
 
 
 @pytest.mark.parametrize(
-    "policy, against", [("optimal", "greedy"), ("greedy", "random"), ("optimal", "random")]
+    "policy, against",
+    [("optimal", "greedy"), ("greedy", "random"), ("optimal", "random"), ("counting", "random")],
 )
 def test_exact_win_rates_agree_with_engine_play_within_3_standard_errors(policy, against):
-    exact = win_rate(solved(SIZES, Rules()), policy, against)
+    counting = "counting" in (policy, against)  # evaluated on keys with the pile's top
+    exact = win_rate(solved(SIZES, Rules(), counting), policy, against)
     rate, error = engine_win_rate(policy, against, 4000)
     assert abs(rate - exact) < 3 * error, (rate, exact, error)
 
@@ -91,3 +93,27 @@ def test_whole_games_compose_rounds():
     # Seat 0 always wins its rounds: it wins the game.
     sure = dict.fromkeys(coin, 1.0)
     assert game_win_probability(sure, (2, 2), 1) == 1.0
+
+
+def test_the_check_command_holds_a_report_to_engine_play(tmp_path, capsys):
+    from trash_env.exact.__main__ import main
+
+    report = tmp_path / "report.json"
+    assert main(["report", "--max-size", "1", "--counting", "--json", str(report)]) == 0
+    capsys.readouterr()
+    assert main(["check", "--report", str(report), "--sizes", "1", "1", "--deals", "400"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("counting vs random: exact 0.") for line in lines)
+    assert len(lines) == 6  # every matchup but X vs X, counting included
+    assert main(["check", "--report", str(report), "--sizes", "1", "2"]) == 2
+    assert "no round (1, 2)" in capsys.readouterr().err
+    report.write_text("{not json")
+    assert main(["check", "--report", str(report), "--sizes", "1", "1"]) == 2
+    assert "is not a report" in capsys.readouterr().err
+
+
+def test_the_engine_check_deals_equal_layouts_only():
+    from trash_env.exact.montecarlo import engine_win_rate
+
+    with pytest.raises(ValueError, match="equal layouts only"):
+        engine_win_rate((1, 2), "greedy", "random", 10)

@@ -8,126 +8,136 @@ duplicate deals average them. A round that never ends counts for neither.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import lru_cache
 
-import numpy as np
-
-from trash_env.exact.graph import TERMINALS, Graph, build_graph
 from trash_env.exact.model import Model
-from trash_env.exact.solver import Solution, follow, solve, start_value
-from trash_env.exact.tables import preferred_actions
+from trash_env.exact.rounds import SolvedStates, enumerate_states, solve_states
 from trash_env.rules import Rules
 
 POLICIES = ("optimal", "greedy", "random")
+# The matchups evaluated (X against Y); each is two policy pairs, X at seat 0 and at seat 1.
+PAIRS = (
+    ("optimal", "optimal"),
+    ("optimal", "greedy"),
+    ("greedy", "optimal"),
+    ("optimal", "random"),
+    ("greedy", "greedy"),
+    ("greedy", "random"),
+)
+_ENDS = ("optimal", "optimal", 1.0, 1.0)  # 1 for either win: the probability the round ends
 
 
-@dataclass
-class Solved:
-    graph: Graph
-    solution: Solution
+# counting's wild choice reads the card under the discard top: evaluated on keys that keep it.
+COUNTING_PAIRS = (("optimal", "counting"), ("counting", "greedy"), ("counting", "random"))
 
 
-@lru_cache(maxsize=8)
-def solved(sizes: tuple[int, int], rules: Rules) -> Solved:
-    graph = build_graph(Model(sizes, rules))
-    return Solved(graph, solve(graph, preferred_actions(graph)))
+def matchups(pairs: tuple[tuple[str, str], ...] = PAIRS) -> list[tuple[str, str, float, float]]:
+    """The policy pairs of ``pairs`` (X's wins counted 1, X at seat 0 then at seat 1) and the
+    round's end under optimal play, as :func:`~trash_env.exact.rounds.solve_states` takes
+    them."""
+    rows = []
+    for policy, against in pairs:
+        rows.append((policy, against, 1.0, 0.0))
+        rows.append((against, policy, 0.0, 1.0))
+    return rows + [_ENDS]
 
 
-def policy_weights(found: Solved, policy: str) -> np.ndarray:
-    """Per action of the graph, the probability ``policy`` takes it at its node."""
-    graph = found.graph
-    weights = np.zeros(len(graph.actions))
-    if policy == "optimal":
-        weights[found.solution.best[TERMINALS:]] = 1.0
-    elif policy == "greedy":
-        weights[preferred_actions(graph)[TERMINALS:]] = 1.0
-    elif policy == "random":
-        counts = np.diff(graph.action_ptr)[TERMINALS:]
-        weights[:] = np.repeat(1.0 / counts, counts)
-    else:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    return weights
+def evaluate(
+    sizes: tuple[int, int],
+    rules: Rules,
+    progress: Callable[[int], None] | None = None,
+    counting: bool = False,
+) -> SolvedStates:
+    """Enumerate and solve the round ``sizes`` in compiled code and evaluate every matchup
+    exactly (one pass, layout pair by layout pair); ``counting``: the matchups of
+    :data:`COUNTING_PAIRS`, on keys that keep the card under the discard top."""
+    model = Model(sizes, rules)
+    keys = enumerate_states(model, progress, pile_top=counting)
+    rows = matchups(COUNTING_PAIRS if counting else PAIRS)
+    return solve_states(model, keys, rows, progress, pile_top=counting)
 
 
-def pair(found: Solved, seat0: str, seat1: str) -> np.ndarray:
-    """The weights of ``seat0``'s policy at seat 0's nodes and ``seat1``'s at seat 1's."""
-    graph = found.graph
-    first, second = policy_weights(found, seat0), policy_weights(found, seat1)
-    node_of_action = np.repeat(np.arange(graph.nodes), np.diff(graph.action_ptr))
-    return np.where(graph.player[node_of_action] == 0, first, second)
+@lru_cache(maxsize=4)
+def solved(sizes: tuple[int, int], rules: Rules, counting: bool = False) -> SolvedStates:
+    return evaluate(sizes, rules, counting=counting)
 
 
-def win_rate(found: Solved, policy: str, against: str) -> float:
+def win_rate(found: SolvedStates, policy: str, against: str) -> float:
     """``policy``'s probability of winning the round against ``against`` (seats and first
     player averaged)."""
-    graph = found.graph
-    total = 0.0
-    for seat0, seat1, mine in ((policy, against, 0), (against, policy, 1)):
-        weights = pair(found, seat0, seat1)
-        wins = follow(graph, weights, *((1.0, 0.0) if mine == 0 else (0.0, 1.0)))
-        total += sum(start_value(graph, wins, first) for first in (0, 1))
-    return total / 4
+    rows = [(policy, against, 1.0, 0.0), (against, policy, 0.0, 1.0)]
+    if not all(row in found.matchups for row in rows):
+        pairs = [f"{x} vs {y}" for x, y, win, _ in found.matchups if win == 1.0 and x != y]
+        raise ValueError(
+            f"the matchups evaluated are {', '.join(pairs)}; not {policy} vs {against}"
+        )
+    indices = [found.matchups.index(row) for row in rows]
+    return sum(found.start_value(first, row) for row in indices for first in (0, 1)) / 4
 
 
-def greedy_gap(found: Solved) -> dict[str, float]:
+def greedy_gap(found: SolvedStates) -> dict[str, float]:
     """Decision states where greedy's move is not optimal: their share and the value (seat
     to act's, in points of the env's return) lost there."""
-    graph, q = found.graph, found.solution.action_values
-    best = found.solution.values
-    chosen = preferred_actions(graph)
-    losses = []
-    for node in range(TERMINALS, graph.nodes):
-        sign = 1.0 if graph.player[node] == 0 else -1.0
-        losses.append(sign * (best[node] - q[chosen[node]]))
-    lost = np.array(losses)
-    worse = lost > 1e-12
+    worse = found.greedy_not_optimal
     return {
-        "states": int(len(lost)),
-        "not_optimal": int(worse.sum()),
-        "share": float(worse.mean()),
-        "mean_loss_there": float(lost[worse].mean()) if worse.any() else 0.0,
-        "max_loss": float(lost.max()),
+        "states": len(found.keys),
+        "not_optimal": worse,
+        "share": worse / len(found.keys),
+        "mean_loss_there": found.greedy_loss_there / worse if worse else 0.0,
+        "max_loss": found.greedy_max_loss,
     }
 
 
-def end_probability(found: Solved, seat0: str, seat1: str) -> tuple[float, float]:
-    """The probability that the round ends, per first player, under the policy pair."""
-    values = follow(found.graph, pair(found, seat0, seat1), 1.0, 1.0)
-    return start_value(found.graph, values, 0), start_value(found.graph, values, 1)
+def end_probability(found: SolvedStates) -> tuple[float, float]:
+    """The probability that the round ends under optimal play, per first player."""
+    row = found.matchups.index(_ENDS)
+    return found.start_value(0, row), found.start_value(1, row)
 
 
-def skill_index(found: Solved) -> float:
+def skill_index(found: SolvedStates) -> float:
     """Skill's share of the result: how far optimal play lifts the win rate above a beginner
     (uniformly random play) towards a sure win, ``(W(optimal vs random) - 1/2) / (1 - 1/2)``
     (docs/skill.md): 0 when a beginner does as well, 1 when optimal play always wins."""
     return (win_rate(found, "optimal", "random") - 0.5) / 0.5
 
 
-def round_report(sizes: tuple[int, int], rules: Rules | None = None) -> dict:
+def round_report(
+    sizes: tuple[int, int],
+    rules: Rules | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
     """Every exact figure of the round ``sizes`` (docs/skill.md, item by item)."""
-    found = solved(sizes, rules or Rules())
-    matchups = {
-        f"{a} vs {b}": win_rate(found, a, b)
-        for a, b in (
-            ("optimal", "optimal"),
-            ("optimal", "greedy"),
-            ("optimal", "random"),
-            ("greedy", "greedy"),
-            ("greedy", "random"),
-        )
+    rules = rules or Rules()
+    found = solved(sizes, rules) if progress is None else evaluate(sizes, rules, progress)
+    rates = {
+        f"{a} vs {b}": win_rate(found, a, b) for a, b in PAIRS if (a, b) != ("greedy", "optimal")
     }
-    values = found.solution.values
     return {
         "sizes": list(sizes),
-        "states": len(found.graph.states),
+        "states": len(found.keys),
         # Seat 0's probability of winning under optimal play, seat 0 first and seat 1 first.
-        "optimal_seat0_wins": [(1 + start_value(found.graph, values, f)) / 2 for f in (0, 1)],
-        "win_rates": matchups,
+        "optimal_seat0_wins": [(1 + found.start_value(f)) / 2 for f in (0, 1)],
+        "win_rates": rates,
         "greedy_loss_points": 100 * (0.5 - win_rate(found, "greedy", "optimal")),
         "greedy_gap": greedy_gap(found),
         "skill_index": skill_index(found),
-        "end_probability_optimal": end_probability(found, "optimal", "optimal"),
+        "end_probability_optimal": end_probability(found),
+    }
+
+
+def counting_report(
+    sizes: tuple[int, int],
+    rules: Rules | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
+    """``counting``'s exact win rates (:data:`COUNTING_PAIRS`) in the round ``sizes``."""
+    rules = rules or Rules()
+    found = evaluate(sizes, rules, progress, counting=True)
+    return {
+        "sizes": list(sizes),
+        "states_with_pile_top": len(found.keys),
+        "win_rates": {f"{a} vs {b}": win_rate(found, a, b) for a, b in COUNTING_PAIRS},
     }
 
 

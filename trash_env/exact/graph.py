@@ -9,20 +9,91 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trash_env.engine import DOWN, NATURAL, WILD_UP
 from trash_env.exact.model import DRAW, OVER, SWAP, WILD, Model, State
 
 # Terminal nodes 0 and 1: seat 0 won, seat 1 won. Decision states follow.
 TERMINALS = 2
 _PHASE_DIGIT = {DRAW: 0, WILD: 1, SWAP: 2}
-KEY_LIMIT = 2**64
+_DIGIT_PHASE = {digit: phase for phase, digit in _PHASE_DIGIT.items()}
+_MARK_DIGIT = {DOWN: 0, WILD_UP: 1, NATURAL: 2}  # a mark only rises: DOWN, then either
+_DIGIT_MARK = {digit: mark for mark, digit in _MARK_DIGIT.items()}
+KEY_LIMIT = 2**64 - 1
+
+
+def key_bases(model: Model, pile_top: bool = False) -> list[int]:
+    """The radix of each field of a state key (format 2), most significant first: the marks
+    of seat 0's slots then seat 1's, the player, the phase, the held card, the discard top,
+    the counts below the top, the flag of a known stock and its counts (and, with
+    ``pile_top``, the card under the discard top: the pile's top mid-turn). Every field has its
+    place whatever the others hold, so the packing is injective on the fields' ranges."""
+    count = model.classes.count
+    counts = [total + 1 for total in model.totals]
+    bases = [3] * sum(model.sizes) + [2, 3, count + 1, count + 1] + counts + [2] + counts
+    if pile_top:  # counting's evaluation only: the card under the top, the pile's top mid-turn
+        bases.append(count + 1)
+    product = 1
+    for base in bases:
+        product *= base
+    if product >= KEY_LIMIT:  # 2**64 - 1 marks an empty place in the compiled hash set
+        raise ValueError(f"sizes {model.sizes}: a state key does not fit in 64 bits")
+    return bases
+
+
+def _digits(model: Model, state: State) -> list[int]:
+    marks = [_MARK_DIGIT[mark] for row in state.slots for mark in row]
+    stock = state.stock if state.stock is not None else (0,) * model.classes.count
+    return (
+        marks
+        + [state.player, _PHASE_DIGIT[state.phase], state.held + 1, state.top + 1]
+        + list(state.below)
+        + [0 if state.stock is None else 1]
+        + list(stock)
+    )
 
 
 def state_key(model: Model, state: State) -> int:
-    """A decision state as one integer below 2**64 (mixed radix over its fields; the table's
-    sorted keys find a state by binary search). The known stock's digits follow a flag only
-    when there is one, so two states could in principle share a key; building a table refuses
-    that (no round up to K = 3 has any), and loading one checks its keys are all distinct. A
-    fixed-width stock field would rule it out by construction (a format change left to do)."""
+    """A decision state as one integer below 2**64 - 1 (format 2: a mixed radix with every
+    field at a fixed place, :func:`key_bases`; the table's sorted keys find a state by binary
+    search). The same packing as the compiled enumeration's."""
+    key = 0
+    for digit, base in zip(_digits(model, state), key_bases(model), strict=True):
+        if not 0 <= digit < base:
+            raise ValueError(f"a state field out of its range: {state}")
+        key = key * base + digit
+    return key
+
+
+def state_from_key(model: Model, key: int) -> State:
+    """The decision state of a key (format 2)."""
+    bases = key_bases(model)
+    digits = []
+    for base in reversed(bases):
+        key, digit = divmod(key, base)
+        digits.append(digit)
+    digits.reverse()
+    a, b = model.sizes
+    count = model.classes.count
+    marks = [_DIGIT_MARK[d] for d in digits[: a + b]]
+    player, phase, held, top = digits[a + b : a + b + 4]
+    below = tuple(digits[a + b + 4 : a + b + 4 + count])
+    known = digits[a + b + 4 + count]
+    stock = tuple(digits[a + b + 5 + count :]) if known else None
+    return State(
+        (tuple(marks[:a]), tuple(marks[a:])),
+        player,
+        _DIGIT_PHASE[phase],
+        held - 1,
+        top - 1,
+        below,
+        stock,
+    )
+
+
+def state_key_v1(model: Model, state: State) -> int:
+    """The key of format 1 (tables built before format 2): a mixed radix whose known-stock
+    digits follow a flag only when there is one. Tables of format 1 are read with it; loading
+    one checks its keys are all distinct."""
     key = 0
 
     def put(digit: int, base: int) -> None:
@@ -45,7 +116,7 @@ def state_key(model: Model, state: State) -> int:
         put(1, 2)
         for cls, total in enumerate(model.totals):
             put(state.stock[cls], total + 1)
-    if key >= KEY_LIMIT:
+    if key >= 2**64:
         raise ValueError(f"sizes {model.sizes}: a state key does not fit in 64 bits")
     return key
 
@@ -130,3 +201,36 @@ def build_graph(model: Model, progress: Callable[[int], None] | None = None) -> 
         start_nodes=np.array(start_nodes, dtype=np.int32),
         start_probs=np.array(start_probs, dtype=np.float64),
     )
+
+
+def keys_v1(model: Model, keys: np.ndarray) -> np.ndarray:
+    """The format-1 keys of the states whose format-2 keys are ``keys`` (vectorised): to hold a
+    table of format 2 to one of format 1, state by state."""
+    bases = key_bases(model)
+    rest = np.array(keys, dtype=np.uint64)
+    digits = []
+    for base in reversed(bases):
+        digits.append(rest % np.uint64(base))
+        rest = rest // np.uint64(base)
+    digits.reverse()
+    n = sum(model.sizes)
+    count = model.classes.count
+    mark_of_digit = np.array([_DIGIT_MARK[d] for d in range(3)], dtype=np.uint64)
+    old = np.zeros(len(rest), dtype=np.uint64)
+
+    def put(digit: np.ndarray, base: int, where: np.ndarray | None = None) -> None:
+        nonlocal old
+        shifted = old * np.uint64(base) + digit
+        old = shifted if where is None else np.where(where, shifted, old)
+
+    for i in range(n):
+        put(mark_of_digit[digits[i].astype(np.int64)], 3)
+    for i in range(n, n + 4):  # player, phase, held + 1, top + 1: the same digits
+        put(digits[i], bases[i])
+    for c in range(count):
+        put(digits[n + 4 + c], bases[n + 4 + c])
+    known = digits[n + 4 + count] == 1
+    put(digits[n + 4 + count], 2)
+    for c in range(count):
+        put(digits[n + 5 + count + c], bases[n + 5 + count + c], known)
+    return old

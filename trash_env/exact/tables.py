@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from trash_env.exact.graph import TERMINALS, Graph, build_graph, state_key
+from trash_env.exact.graph import TERMINALS, Graph, state_key, state_key_v1
 from trash_env.exact.model import DRAW, SWAP, WILD, Model, State, check_rules
 from trash_env.exact.policies import greedy_action
 from trash_env.files import atomic_write_bytes
@@ -28,7 +28,8 @@ from trash_env.rules import Rules
 
 MAGIC = b"trash-exact-tables\n"
 FORMAT = "trash_env exact tables"
-VERSION = 1
+VERSION = 2  # 2: fixed-width keys (graph.state_key); 1 (still read): graph.state_key_v1
+READS = (1, 2)
 OBJECTIVE = "env return: P(seat 0 wins the round) - P(seat 1 wins); a round never finished is 0"
 MAX_HEADER = 1 << 20
 MAX_K = 10
@@ -67,35 +68,36 @@ def preferred_actions(graph: Graph) -> np.ndarray:
 
 @dataclass
 class Round:
-    """One solved round: its states' keys (sorted), values and optimal actions."""
+    """One solved round: its states' keys (sorted), values and optimal actions; ``version``
+    is the key's format (:func:`~trash_env.exact.graph.state_key` for 2, ``state_key_v1``
+    for 1)."""
 
     sizes: tuple[int, int]
     keys: np.ndarray
     values: np.ndarray
     actions: np.ndarray
     start_values: tuple[float, float]
+    version: int = VERSION
+
+    def key(self, model: Model, state: State) -> int:
+        return state_key(model, state) if self.version == 2 else state_key_v1(model, state)
 
 
 def solve_round(sizes: tuple[int, int], rules: Rules, progress: Callable | None = None) -> Round:
-    """Enumerate and solve the round ``sizes`` (``a <= b``)."""
+    """Enumerate and solve the round ``sizes`` (``a <= b``) in compiled code, layout pair by
+    layout pair (:mod:`trash_env.exact.rounds`)."""
     try:
-        from trash_env.exact.solver import solve, start_value  # numba: only to build tables
+        from trash_env.exact.rounds import enumerate_states, solve_states  # numba
     except ImportError:
         raise ValueError(
             "building exact tables needs numba: pip install 'trash-env[vector]'"
         ) from None
 
     model = Model(sizes, rules)
-    graph = build_graph(model, progress)
-    solution = solve(graph, preferred_actions(graph))
-    keys = np.array([state_key(model, s) for s in graph.states], dtype=np.uint64)
-    order = np.argsort(keys, kind="stable")
-    if np.any(np.diff(keys[order]) == 0):
-        raise ValueError(f"round {sizes}: two states share a key; the table would be ambiguous")
-    values = solution.values[TERMINALS:][order]
-    actions = graph.actions[solution.best[TERMINALS:]][order].astype(np.int8)
-    starts = (start_value(graph, solution.values, 0), start_value(graph, solution.values, 1))
-    return Round(sizes, keys[order], values, actions, starts)
+    keys = enumerate_states(model, progress)
+    solved = solve_states(model, keys, progress=progress)
+    starts = (float(solved.start_value(0)), float(solved.start_value(1)))
+    return Round(sizes, keys, solved.values, solved.best, starts)
 
 
 class Tables:
@@ -105,6 +107,14 @@ class Tables:
         self.rules = rules
         self.max_size = max_size
         self.rounds = rounds
+
+    @property
+    def version(self) -> int:
+        """The key format of the rounds (one for all)."""
+        versions = {found.version for found in self.rounds.values()}
+        if len(versions) != 1:
+            raise ValueError(f"the rounds mix key formats {sorted(versions)}")
+        return versions.pop()
 
     def covers(self, sizes: tuple[int, int]) -> bool:
         return tuple(sorted(sizes)) in self.rounds
@@ -124,7 +134,7 @@ class Tables:
         if state.phase not in (DRAW, WILD, SWAP):
             raise ValueError("the exact tables hold decision states only")
         found = self.rounds[model.sizes]
-        key = np.uint64(state_key(model, state))
+        key = np.uint64(found.key(model, state))
         i = int(np.searchsorted(found.keys, key))
         if i >= len(found.keys) or found.keys[i] != key:
             raise ValueError(f"state not in the exact tables of round {sizes}: {state}")
@@ -160,7 +170,7 @@ class Tables:
             )
         header = {
             "format": FORMAT,
-            "version": VERSION,
+            "version": self.version,
             "rules": rules_key(self.rules),
             "max_size": self.max_size,
             "objective": OBJECTIVE,
@@ -193,8 +203,11 @@ class Tables:
             raise fail("its header is not JSON") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise fail("its header names another format")
-        if header.get("version") != VERSION:
-            raise fail(f"it is version {header.get('version')!r}; this code reads {VERSION}")
+        version = header.get("version")
+        if version not in READS:
+            raise fail(
+                f"it is version {version!r}; this code reads {' and '.join(map(str, READS))}"
+            )
         if header.get("rules") != rules_key(rules):
             raise fail(f"it was solved for rules {header.get('rules')!r}, not {rules_key(rules)!r}")
         payload = data[start + length :]
@@ -214,12 +227,15 @@ class Tables:
                     width = np.dtype(dtype).itemsize
                     if size != states * width or offset < 0 or offset + size > len(payload):
                         raise fail(f"round ({a}, {b}): array {field} has the wrong length")
-                    arrays[field] = np.frombuffer(payload, dtype=dtype, count=states, offset=offset)
+                    found = np.frombuffer(payload, dtype=dtype, count=states, offset=offset)
+                    # An array after another's odd length lies unaligned, and numpy copies an
+                    # unaligned array whole on every binary search: copy it once here.
+                    arrays[field] = found if found.flags.aligned else found.copy()
                 if states > 1 and not np.all(arrays["keys"][1:] > arrays["keys"][:-1]):
                     raise fail(f"round ({a}, {b}): its state keys are not strictly increasing")
                 v0, v1 = (float(x) for x in entry["start_values"])
                 rounds[(a, b)] = Round(
-                    (a, b), arrays["keys"], arrays["values"], arrays["actions"], (v0, v1)
+                    (a, b), arrays["keys"], arrays["values"], arrays["actions"], (v0, v1), version
                 )
         except (KeyError, TypeError, ValueError) as error:
             if isinstance(error, TableError):
