@@ -1,9 +1,12 @@
-"""Shared pytest setup: make ``tests/helpers.py`` importable whatever pytest's import mode, and
-mark the slow cases of tests that are otherwise quick (the second tier, ``pytest -m slow``)."""
+"""Shared pytest setup: make ``tests/helpers.py`` importable whatever pytest's import mode,
+mark the slow cases of tests that are otherwise quick (the second tier, ``pytest -m slow``),
+and the ``web`` fixture the web tests share."""
 
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,3 +32,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_CASES.match(item.nodeid):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    """A trash-web server for one test (``tests/web_support.py``): its game logs go to
+    ``tmp_path/logs``, its reports folder is ``tmp_path/reports`` (made, empty). Yields the
+    JSON client (``client.port`` for raw sockets) and the server's ``Config``."""
+    from web_support import serving  # imported here: only the web tests load the server
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    with serving(tmp_path / "logs", reports) as (client, config):
+        yield client, config

@@ -989,13 +989,18 @@ def test_big_reshuffles_render_and_replay(tmp_path):
     code, replayed = run(["--replay", str(tmp_path / "g.json"), "--no-pause"])
     assert code == 0 and "cards shuffled into a new stock" in replayed
 
-    # render() of both env kinds right after a reshuffle of 14+ cards.
+    # render() of both env kinds right after a reshuffle of 14+ cards. The players draw from
+    # the stock whenever they may, which empties it within a few hundred decisions (random
+    # play takes tens of thousands to reshuffle that many cards).
     import trash_env
     from trash_env.solo import TrashSoloEnv
 
+    def stock_first(bot: RandomAgent, mask: np.ndarray, view: PublicView | None) -> int:
+        return DRAW_STOCK if mask[DRAW_STOCK] else bot.act(None, mask, view)
+
     for mode in ("ansi", "human", "rgb_array"):
         env = trash_env.raw_env(num_players=4, wilds="none", reshuffle="all", render_mode=mode)
-        env.reset(seed=13)
+        env.reset(seed=6)
         bot = RandomAgent(seed=1)
         while not any(
             e.kind == "reshuffle" and e.card >= 14 for e in env.game.events[env._last_events :]
@@ -1003,17 +1008,17 @@ def test_big_reshuffles_render_and_replay(tmp_path):
             if env.game.done:
                 env.reset()
             mask = env.observe(env.agent_selection)["action_mask"]
-            env.step(bot.act(None, mask, PublicView(env.game, env.game.current)))
+            env.step(stock_first(bot, mask, PublicView(env.game, env.game.current)))
         shown = env.render()
         if mode == "ansi":
             assert "cards shuffled into a new stock" in shown
         solo = TrashSoloEnv(
             num_players=4, wilds="none", reshuffle="all", render_mode=mode, opponents="random"
         )
-        solo.reset(seed=13)
+        solo.reset(seed=6)
         found = False
         while not found:
-            _, _, end, cut, _ = solo.step(bot.act(None, solo.action_masks(), None))
+            _, _, end, cut, _ = solo.step(stock_first(bot, solo.action_masks(), None))
             found = any(
                 e.kind == "reshuffle" and e.card >= 14
                 for e in solo.game.events[solo._last_events :]

@@ -16,14 +16,6 @@ from trash_env.engine import Game
 from trash_env.rules import Rules
 
 
-@pytest.fixture
-def web(tmp_path):
-    reports = tmp_path / "reports"
-    reports.mkdir()
-    with serving(tmp_path / "logs", reports) as (client, config):
-        yield client, config
-
-
 def first_legal(state: dict) -> int:
     return state["legal"][0]
 

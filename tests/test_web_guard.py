@@ -23,18 +23,8 @@ from trash_env.rules import Rules
 SHIPPED = Path(__file__).resolve().parent.parent / "agents" / "policies" / "models"
 
 
-@pytest.fixture
-def web(tmp_path):
-    with serving(tmp_path / "logs") as (client, config):
-        yield client, config
-
-
-def port_of(client) -> int:
-    return int(client.base.rsplit(":", 1)[1])
-
-
 def raw_post(client, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict]:
-    connection = http.client.HTTPConnection("127.0.0.1", port_of(client), timeout=TIMEOUT)
+    connection = http.client.HTTPConnection("127.0.0.1", client.port, timeout=TIMEOUT)
     try:
         connection.request("POST", path, body=body, headers=headers)
         answer = connection.getresponse()
@@ -79,7 +69,7 @@ def test_state_changing_requests_from_other_sites_are_refused(web, headers, stat
 
 def test_the_pages_own_requests_are_served(web):
     client, _ = web
-    own = f"http://127.0.0.1:{port_of(client)}"
+    own = f"http://127.0.0.1:{client.port}"
     for extra in ({"Origin": own, "Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"}):
         code, answer = raw_post(
             client, "/api/games", b'{"seed": 1}', {"Content-Type": "application/json", **extra}
@@ -200,7 +190,7 @@ def test_a_bot_move_past_its_time_bound_stops_the_game_and_its_thread(tmp_path):
 
 def test_keep_alive_one_connection_many_answers(web):
     client, _ = web
-    connection = http.client.HTTPConnection("127.0.0.1", port_of(client), timeout=TIMEOUT)
+    connection = http.client.HTTPConnection("127.0.0.1", client.port, timeout=TIMEOUT)
     try:
         connection.request(
             "POST", "/api/games", body=b'{"seed": 8}', headers={"Content-Type": "application/json"}
@@ -256,7 +246,7 @@ def _raw(port: int, data: bytes) -> tuple[str, dict[str, str], bytes]:
 )
 def test_every_error_is_one_line_of_json_with_the_security_headers(web, data, status):
     client, _ = web
-    first, headers, body = _raw(port_of(client), data)
+    first, headers, body = _raw(client.port, data)
     assert f" {status} " in first + " ", first
     assert headers["Content-Type"] == "application/json"
     assert int(headers["Content-Length"]) == len(body)

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from web_support import TIMEOUT, play_out, serving
+from web_support import TIMEOUT, play_out
 
 import agents.web.server as server_module
 from agents.play.game_log import read_log
@@ -27,16 +27,6 @@ from agents.web.guard import own_names
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME = b'{"seed": 3}'
-
-
-@pytest.fixture
-def web(tmp_path):
-    with serving(tmp_path / "logs") as (client, config):
-        yield client, config
-
-
-def port_of(client) -> int:
-    return int(client.base.rsplit(":", 1)[1])
 
 
 def exchange(port: int, data: bytes, host: str = "127.0.0.1") -> list[bytes]:
@@ -77,7 +67,7 @@ def test_a_refused_chunked_post_smuggles_no_request(web):
         + inner
         + b"\r\n0\r\n\r\n"
     )
-    answers = exchange(port_of(client), data)
+    answers = exchange(client.port, data)
     assert len(answers) == 1 and answers[0].split()[1] in (b"403", b"501"), answers
     assert not config.tables
 
@@ -88,7 +78,7 @@ def test_a_chunked_post_is_refused_even_from_the_page(web):
         b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(GAME) + GAME + b"\r\n0\r\n\r\n"
     )
-    assert exchange(port_of(client), data) == [b"HTTP/1.1 501 Not Implemented"]
+    assert exchange(client.port, data) == [b"HTTP/1.1 501 Not Implemented"]
     assert not config.tables
 
 
@@ -96,7 +86,7 @@ def test_a_gets_body_is_not_read_as_the_next_request(web):
     client, config = web
     inner = post_request(GAME)
     data = b"GET /api/logs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(inner)
-    assert exchange(port_of(client), data + inner) == [b"HTTP/1.1 400 Bad Request"]
+    assert exchange(client.port, data + inner) == [b"HTTP/1.1 400 Bad Request"]
     assert not config.tables
 
 
@@ -106,7 +96,7 @@ def test_two_content_lengths_are_refused(web):
         b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         b"Content-Length: 0\r\nContent-Length: %d\r\n\r\n" % len(GAME) + GAME
     )
-    assert exchange(port_of(client), data) == [b"HTTP/1.1 400 Bad Request"]
+    assert exchange(client.port, data) == [b"HTTP/1.1 400 Bad Request"]
     assert not config.tables
 
 
@@ -122,7 +112,7 @@ def test_two_content_lengths_are_refused(web):
 def test_every_refusal_ends_the_connection(web, first):
     """A request pipelined after a refused one is never answered."""
     client, config = web
-    answers = exchange(port_of(client), first + post_request(GAME))
+    answers = exchange(client.port, first + post_request(GAME))
     assert len(answers) == 1 and answers[0].split()[1][:1] == b"4", answers
     assert not config.tables
 
@@ -130,7 +120,7 @@ def test_every_refusal_ends_the_connection(web, first):
 def test_keep_alive_goes_on_after_answers(web):
     client, config = web
     request = b"GET /api/options HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-    with socket.create_connection(("127.0.0.1", port_of(client)), timeout=TIMEOUT) as sock:
+    with socket.create_connection(("127.0.0.1", client.port), timeout=TIMEOUT) as sock:
         sock.sendall(request + post_request(GAME) + request)
         received = b""
         while received.count(b"HTTP/1.1 200 OK") < 3:
@@ -146,7 +136,7 @@ def test_a_short_body_is_refused(web):
         b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         b"Content-Length: 100\r\n\r\n" + GAME
     )
-    with socket.create_connection(("127.0.0.1", port_of(client)), timeout=TIMEOUT) as sock:
+    with socket.create_connection(("127.0.0.1", client.port), timeout=TIMEOUT) as sock:
         sock.sendall(data)
         sock.shutdown(socket.SHUT_WR)
         answer = b""
@@ -168,7 +158,7 @@ def test_a_dripped_request_ends_at_its_deadline(web, monkeypatch, part):
     )
     sent, drip = (b"", head) if part == "head" else (head, b"{" + b" " * 99)
     started = time.monotonic()
-    with socket.create_connection(("127.0.0.1", port_of(client)), timeout=TIMEOUT) as sock:
+    with socket.create_connection(("127.0.0.1", client.port), timeout=TIMEOUT) as sock:
         sock.sendall(sent)
         answer = b""
         for byte in drip:

@@ -1,5 +1,6 @@
 """A trash-web server for the tests: bound to 127.0.0.1 on a free port, stopped at teardown,
-and a small JSON client with a timeout on every request."""
+and a small JSON client with a timeout on every request (the ``web`` fixture of
+``tests/conftest.py`` serves one per test)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ TIMEOUT = 60.0  # seconds per request: generous, the machine may be loaded
 
 
 class Client:
-    def __init__(self, base: str) -> None:
-        self.base = base
+    def __init__(self, port: int) -> None:
+        self.port = port  # for the tests that speak HTTP on a socket of their own
+        self.base = f"http://127.0.0.1:{port}"
 
     def request(
         self, method: str, path: str, body: object = None, raw: bytes | None = None
@@ -60,7 +62,7 @@ def serving(
     )
     thread.start()
     try:
-        yield Client(f"http://127.0.0.1:{server.server_address[1]}"), config
+        yield Client(server.server_address[1]), config
     finally:
         server.shutdown()
         server.server_close()
