@@ -22,7 +22,8 @@ measured here around the whole process, is within 15 minutes. Run it on an other
 machine; ``--example-args`` passes flags to every run (a smoke test then, not the defaults).
 
 Writes the JSON (atomically; ``--merge`` adds this run's rows to the file's, each run keeping its
-own settings under ``runs``) and prints the Markdown table that docs/integrations.md shows.
+own settings under ``runs`` and a seed run again replacing its row, so seeds run one at a time
+add up) and prints the Markdown table that docs/integrations.md shows.
 """
 
 from __future__ import annotations
@@ -127,7 +128,9 @@ def run_folder(name: str, args: argparse.Namespace) -> str:
 
 def merged(path: str, key: str, settings: dict[str, Any], rows: list) -> dict[str, Any]:
     """The JSON at ``path`` (one file of merged runs, each with its settings under ``runs``)
-    with ``rows`` under ``key``, replacing an earlier run of that key."""
+    with ``rows`` under ``key``: they replace the key's earlier rows of the same training
+    seeds and join those of other seeds (seeds run one at a time add up; each row names its
+    evaluation seed, ``runs`` keeps the latest run's settings)."""
     try:
         old = json.loads(Path(path).read_text())
     except FileNotFoundError:
@@ -144,10 +147,13 @@ def merged(path: str, key: str, settings: dict[str, Any], rows: list) -> dict[st
         }
     note = "one pipelines.py run per example (each its own fresh evaluation seed), merged"
     runs = {**old.get("runs", {}), key: settings}
+    seeds = {row.get("seed") for row in rows}
+    kept = [row for row in old.get("results", {}).get(key, []) if row.get("seed") not in seeds]
+    joined = sorted(kept + rows, key=lambda row: (row.get("seed") is None, row.get("seed", 0)))
     return {
         "note": old.get("note", note),
         "runs": runs,
-        "results": {**old.get("results", {}), key: rows},
+        "results": {**old.get("results", {}), key: joined},
     }
 
 
@@ -195,6 +201,7 @@ def run_once(
         "seed": seed,
         "command": " ".join(shlex.quote(x) for x in ["python", *typed]),  # as a user types it
         "python": python,
+        "eval_seed": eval_seed,  # merged runs of one key may each have drawn their own
     }
     try:
         done = subprocess.run(
@@ -310,8 +317,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--merge",
         action="store_true",
-        help="add this run's rows to those of --json (a run of the same name, player count "
-        "and rules flags is replaced) instead of writing a new file",
+        help="add this run's rows to those of --json (rows of the same run, player count, "
+        "rules flags and training seed are replaced) instead of writing a new file",
     )
     parser.add_argument("--runs", default="runs/pipelines", help="where the models go")
     parser.add_argument("--json", default="benchmarks/pipelines.json", help="the JSON written")

@@ -138,7 +138,7 @@ def test_rules_args_take_rules_flags_only_and_name_each_run_by_its_variant(tmp_p
     assert done.returncode == 2 and "--rules-args takes rules flags only" in done.stderr
 
 
-def test_merge_adds_a_run_and_replaces_the_same_one(tmp_path):
+def test_merge_adds_a_run_and_replaces_the_same_seeds(tmp_path):
     bench = _pipelines_module()
     path = tmp_path / "p.json"
     single = {"players": 2, "eval_seed": 9, "results": {"train": [{"seed": 0}]}}
@@ -149,6 +149,9 @@ def test_merge_adds_a_run_and_replaces_the_same_one(tmp_path):
     path.write_text(json.dumps(first))
     again = bench.merged(str(path), "jax_ppo", {"eval_seed": 12}, [{"seed": 2}])
     assert again["runs"]["jax_ppo"] == {"eval_seed": 12}
-    assert again["results"] == {"train": [{"seed": 0}], "jax_ppo": [{"seed": 2}]}
+    assert again["results"] == {"train": [{"seed": 0}], "jax_ppo": [{"seed": 1}, {"seed": 2}]}
+    path.write_text(json.dumps(again))
+    rerun = bench.merged(str(path), "jax_ppo", {}, [{"seed": 1, "eval_seed": 13}, {"seed": 0}])
+    assert rerun["results"]["jax_ppo"] == [{"seed": 0}, {"seed": 1, "eval_seed": 13}, {"seed": 2}]
     fresh = bench.merged(str(tmp_path / "none.json"), "train", {}, [])
     assert fresh["results"] == {"train": []}
