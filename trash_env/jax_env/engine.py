@@ -15,6 +15,10 @@ game. This module plays the same games faster, and changes no outcome
   a turn's end discards once and the next turn's start never reads the pile); a reshuffle or
   a new round's shuffle and deal is flagged in ``heavy`` and done between passes
   (:func:`_heavy`), never in the first pass: only in the gathered games' rest.
+- **New games inside the step** (``Restart``, for Pgx's ``auto_reset`` of the env's own
+  step and init): a game that ends is replaced, in the gathered rest, by a new one dealt
+  from the step's key as ``auto_reset`` deals it, so that a step compiles one run, not a
+  second one inside ``init``.
 - **Restated for speed.** :func:`_lay_naturals` is ``rules.play_held``'s loop over natural
   cards, bit-packed; ``_begin_turn``, ``_miss_call`` and ``_penalty`` are the rules' methods
   with the reshuffle held back. A rule that changes in one of these changes here too.
@@ -412,8 +416,8 @@ class Restart(NamedTuple):
 
     force: Array  # bool: end the game now (the env's illegal action), whatever the engine says
     key: Array  # the step's key: the first new game is dealt from split(key)[1]
-    count: Array  # int32: new games started in this step (0: none)
-    done: Array  # bool: the game as the step ended it (set where ``count`` > 0)
+    started: Array  # int32: new games started in this step (0: none)
+    done: Array  # bool: the game as the step ended it (set where ``started`` > 0)
     truncated: Array  # bool
     returns: Array  # float32 (n,)
 
@@ -435,17 +439,17 @@ def _new_game(g: Game, k: Array, r: Restart) -> tuple[Game, Array, Restart]:
     new game's deal and first turn are flagged (``NEW_ROUND_WORK``, ``BEGIN_TURN``) as
     ``init`` runs them."""
     need = _needs_restart(g, k, r)
-    first = r.count == 0
+    first = r.started == 0
     chain = jnp.where(first, threefry.split_at(r.key, 1), r.key)
     carry, sub = threefry.split(chain)
     game_key = jnp.where(first, chain, sub)
-    arrays = RulesArrays(cfg=g.cfg, wild=g.wild, totals=g.totals, deck=g.deck)
+    arrays = RulesArrays._make((g.cfg, g.wild, g.totals, g.deck))  # the rules, traced
     fresh = R.new_game(game_key, arrays, g.layout.shape[0])._replace(heavy=_code(NEW_ROUND_WORK))
     noted = need & first
     r = Restart(
         force=r.force & ~need,
         key=jnp.where(need, jnp.where(first, chain, carry), r.key),
-        count=r.count + need,
+        started=r.started + need,
         done=jnp.where(noted, g.done, r.done),
         truncated=jnp.where(noted, g.truncated, r.truncated),
         returns=jnp.where(noted, returns(g), r.returns),
@@ -548,6 +552,6 @@ def step_and_restart(
     out, restart = run(moved, jnp.where(legal, k, STOP), answer_calls, restart)
     # An illegal action runs nothing, so the piles are ``g``'s (unless a new game was dealt):
     # only the small fields differ.
-    kept = ~legal if restart is None else ~legal & (restart.count == 0)
+    kept = ~legal if restart is None else ~legal & (restart.started == 0)
     small = {f: jnp.where(kept, getattr(g, f), getattr(out, f)) for f in _SMALL}
     return out._replace(**small), legal, restart

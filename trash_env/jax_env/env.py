@@ -240,7 +240,7 @@ def _step(
         ended_done, ended_truncated, ended_returns = moved.done, moved.truncated, E.returns(moved)
         count = state._step_count + jnp.where(over, 0, 1).astype(jnp.int32)
     else:  # the game as the step ended it, where a new game took its place
-        again = restart.count > 0
+        again = restart.started > 0
         ended_done = jnp.where(again, restart.done, moved.done)
         ended_truncated = jnp.where(again, restart.truncated, moved.truncated)
         ended_returns = jnp.where(again, restart.returns, E.returns(moved))
@@ -255,7 +255,7 @@ def _step(
         ok, jnp.where(moved.done, True, seen), jnp.where(over, state.legal_action_mask, every)
     )
     if restart is not None:  # a new game's mask (the new games of a restart have a decision)
-        mask = jnp.where(restart.count > 0, seen, mask)
+        mask = jnp.where(restart.started > 0, seen, mask)
     # Where the step does not play, ``moved`` is the game as it was: its player to act and
     # observation are the state's (no selection of the observation needed).
     return State(
@@ -277,6 +277,17 @@ def make(observation: str = "plain", **rules_options: object) -> TrashEnv:
     return TrashEnv(Rules.from_options(**rules_options), observation)
 
 
+def _own_env(step_fn: Callable[..., State], init_fn: Callable[..., State]) -> TrashEnv | None:
+    """The env whose own ``step`` and ``init`` these are, if they are one env's."""
+    env = getattr(step_fn, "__self__", None)
+    own = (
+        getattr(step_fn, "__func__", None) is TrashEnv.step
+        and getattr(init_fn, "__self__", None) is env
+        and getattr(init_fn, "__func__", None) is TrashEnv.init
+    )
+    return env if own and isinstance(env, TrashEnv) else None
+
+
 def auto_reset(
     step_fn: Callable[..., State], init_fn: Callable[[jax.Array], State]
 ) -> Callable[..., State]:
@@ -287,13 +298,8 @@ def auto_reset(
     ``jax.vmap`` only the games that ended are dealt anew (the others pay nothing for it).
     For this env's own ``step`` and ``init`` (``auto_reset(env.step, env.init)``) it is
     :func:`step_and_reset`: the same states, the new game played inside the step's run."""
-    env = getattr(step_fn, "__self__", None)
-    if (
-        isinstance(env, TrashEnv)
-        and getattr(step_fn, "__func__", None) is TrashEnv.step
-        and getattr(init_fn, "__self__", None) is env
-        and getattr(init_fn, "__func__", None) is TrashEnv.init
-    ):
+    env = _own_env(step_fn, init_fn)
+    if env is not None:
         n, kind = env.num_players, env.observation_kind
 
         def fused(state: State, action: jax.Array, key: jax.Array) -> State:
