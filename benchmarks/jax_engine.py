@@ -240,8 +240,8 @@ def main(argv: list[str] | None = None) -> dict:
         for name, prepare in candidates:
             if name.startswith("jax/") and batch % args.cpu_devices != 0:
                 continue
-            # A compilation takes from seconds to minutes (the JAX engine's: about half a
-            # minute on a quiet 2-core CPU, several under load): said before it starts.
+            # A compilation takes seconds (Pgx's) to minutes (the JAX engine's, on a loaded
+            # 2-core CPU): said before it starts.
             print(f"{name:>18}  batch {batch:>6}  compiling init and step ...", flush=True)
             prepared[name] = prepare(batch)
         rates: dict[str, list[float]] = {name: [] for name in prepared}
