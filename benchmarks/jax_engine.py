@@ -236,11 +236,14 @@ def main(argv: list[str] | None = None) -> dict:
         candidates.append((f"pgx:{env_id}", lambda b, e=env_id: prepare_pgx(e, b, args.chunk)))
     compile_ratios: dict[int, dict[str, float]] = {}
     for batch in batches:
-        prepared = {
-            name: prepare(batch)
-            for name, prepare in candidates
-            if not name.startswith("jax/") or batch % args.cpu_devices == 0
-        }
+        prepared = {}
+        for name, prepare in candidates:
+            if name.startswith("jax/") and batch % args.cpu_devices != 0:
+                continue
+            # A compilation takes seconds (Pgx's) to minutes (the JAX engine's, on a loaded
+            # 2-core CPU): said before it starts.
+            print(f"{name:>18}  batch {batch:>6}  compiling init and step ...", flush=True)
+            prepared[name] = prepare(batch)
         rates: dict[str, list[float]] = {name: [] for name in prepared}
         cores: dict[str, list[float]] = {name: [] for name in prepared}
         for _ in range(0 if args.compile_only else args.repeats):

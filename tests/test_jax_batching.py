@@ -1,5 +1,6 @@
-"""``trash_env.jax_env.batching.where_needed``: per game it is ``cond(pred, fn, identity)``;
-under ``jax.vmap`` ``fn`` runs for no game, the gathered few, or the whole batch."""
+"""``trash_env.jax_env.batching``: per game ``where_needed`` and ``when`` are ``cond(pred, fn,
+identity)``; under ``jax.vmap`` ``where_needed``'s ``fn`` runs for no game, the gathered few,
+or the whole batch, and ``when``'s for no game or the whole batch."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 jax = pytest.importorskip("jax", reason="needs jax (the jax extra)")
 jnp = jax.numpy
 
-from trash_env.jax_env.batching import gather_size, where_needed  # noqa: E402
+from trash_env.jax_env.batching import gather_size, when, where_needed  # noqa: E402
 
 
 def _work(x: tuple) -> tuple:
@@ -67,3 +68,47 @@ def test_inside_a_batched_while_loop_and_nested_vmap() -> None:
     for i in range(24):
         assert int(batched[0][i]) == int(one[i][0]) == int(nested[0].reshape(-1)[i])
         np.testing.assert_array_equal(np.asarray(batched[1][i]), np.asarray(one[i][1]))
+
+
+def _mixed(x: tuple) -> tuple:
+    """Work on arrays of one number a game of every 32-bit kind and a bool (written back in
+    one scatter by ``where_needed``), one it leaves as it was, and a row."""
+    i, f, u, flag, same, row = x
+    return i * 3 - 1, f * 0.5 - 2.25, u ^ np.uint32(0xF0F0F0F0), ~flag, same, row[::-1]
+
+
+@pytest.mark.parametrize("helper", ["where_needed", "when"])
+def test_every_kind_of_array_comes_back_as_the_per_game_cond_gives_it(helper: str) -> None:
+    batch = 96
+    rng = np.random.default_rng(7)
+    pred = rng.random(batch) < 0.2
+    x = (
+        rng.integers(-1000, 1000, batch).astype(np.int32),
+        rng.standard_normal(batch).astype(np.float32),
+        rng.integers(0, 2**32, batch, dtype=np.uint64).astype(np.uint32),
+        rng.random(batch) < 0.5,
+        rng.integers(0, 9, batch).astype(np.int32),
+        rng.integers(0, 50, (batch, 5)).astype(np.int32),
+    )
+    runs: list[int] = []
+
+    def counted(x: tuple) -> tuple:
+        jax.debug.callback(lambda a: runs.append(np.size(a)), x[0])
+        return _mixed(x)
+
+    if helper == "where_needed":
+        batched = jax.vmap(lambda p, *x: where_needed(p, counted, x, 8))
+    else:
+        batched = jax.vmap(lambda p, *x: when(p, counted, x))
+    out = jax.jit(batched)(pred, *x)
+    per_game = jax.vmap(lambda p, *x: jax.lax.cond(p, _mixed, lambda v: v, x))(pred, *x)
+    for got, want in zip(out, per_game, strict=True):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert runs and sum(runs) <= batch
+    runs.clear()
+    jax.block_until_ready(jax.jit(batched)(np.zeros(batch, bool), *x))
+    assert runs == []  # no game needs it: fn does not run
+    one = jax.jit(lambda p, *x: when(p, _mixed, x))(pred[0], *(a[0] for a in x))
+    for got, want in zip(one, per_game, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want)[0])

@@ -44,6 +44,43 @@ def gather_size(batch: int, share: int = _GATHER_SHARE, least: int = _MIN_GATHER
     return min(batch, max(least, batch // share))
 
 
+def _as_words(a: jax.Array) -> jax.Array:
+    """A one-number-a-game array as int32 words (bools as 0/1, 32-bit types bit for bit)."""
+    if a.dtype == jnp.bool_:
+        return a.astype(jnp.int32)
+    return a if a.dtype == jnp.int32 else lax.bitcast_convert_type(a, jnp.int32)
+
+
+def _from_words(words: jax.Array, like: jax.Array) -> jax.Array:
+    if like.dtype == jnp.bool_:
+        return words != 0
+    return words if like.dtype == jnp.int32 else lax.bitcast_convert_type(words, like.dtype)
+
+
+def _write_back(x: T, out: T, kept: list[bool], index: jax.Array) -> T:
+    """``x`` with the rows ``index`` (out of range: dropped) of each array not ``kept`` set to
+    ``out``'s: the arrays of one 32-bit number a game stacked into one scatter, each other
+    array scattered alone."""
+    leaves, treedef = jax.tree.flatten(x)
+    outs = jax.tree.leaves(out)
+    small = [
+        i
+        for i, (a, same) in enumerate(zip(leaves, kept, strict=True))
+        if not same and a.ndim == 1 and (a.dtype == jnp.bool_ or a.dtype.itemsize == 4)
+    ]
+    new = list(leaves)
+    if len(small) > 1:
+        table = jnp.stack([_as_words(leaves[i]) for i in small], axis=1)
+        rows = jnp.stack([_as_words(outs[i]) for i in small], axis=1)
+        table = table.at[index].set(rows, mode="drop")
+        for column, i in enumerate(small):
+            new[i] = _from_words(table[:, column], leaves[i])
+    for i, (a, o, same) in enumerate(zip(leaves, outs, kept, strict=True)):
+        if not same and not (len(small) > 1 and i in small):
+            new[i] = a.at[index].set(o, mode="drop")
+    return jax.tree.unflatten(treedef, new)
+
+
 def where_needed(
     pred: jax.Array,
     fn: Callable[[T], T],
@@ -83,18 +120,46 @@ def where_needed(
                 index = lax.dynamic_slice(listed, (i * size,), (size,))
                 safe = jnp.minimum(index, axis_size - 1)
                 out = jax.vmap(passed_on(fn, kept))(jax.tree.map(lambda a: a[safe], x))
-                # Only the arrays ``fn`` changed are written back (each scatter is a kernel
-                # of its own to compile).
-                return jax.tree.map(
-                    lambda a, o, same: a if same else a.at[index].set(o, mode="drop"),
-                    x,
-                    out,
-                    jax.tree.unflatten(jax.tree.structure(x), kept),
-                )
+                # Only the arrays ``fn`` changed are written back, and those of one number a
+                # game in one scatter (each scatter is a kernel of its own to compile).
+                return _write_back(x, out, kept, index)
 
             return lax.fori_loop(0, chunks, chunk, x)
 
         out = lax.cond(pred.any(), gathered, lambda x: x, x)
+        return out, jax.tree.map(lambda _: True, out)
+
+    return apply(jnp.asarray(pred, jnp.bool_), x)
+
+
+def when(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
+    """``fn(x)`` if ``pred`` else ``x`` (``fn`` keeps ``x``'s structure, shapes and dtypes):
+    a ``lax.cond`` whose batching rule runs ``fn`` for the whole batch, its results taken
+    where ``pred`` holds, only when some game's ``pred`` holds (a batched ``lax.cond`` runs
+    both branches for every game, always)."""
+
+    @custom_vmap
+    def apply(pred: jax.Array, x: T) -> T:
+        return lax.cond(pred, fn, lambda v: v, x)
+
+    @apply.def_vmap
+    def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
+        pred_batched, x_batched = in_batched
+        if not pred_batched:
+            pred = jnp.broadcast_to(pred, (axis_size,))
+        x = jax.tree.map(
+            lambda a, b: a if b else jnp.broadcast_to(a, (axis_size, *jnp.shape(a))),
+            x,
+            x_batched,
+        )
+
+        def select(x: T) -> T:
+            def pick(o: jax.Array, a: jax.Array) -> jax.Array:
+                return jnp.where(pred.reshape(pred.shape + (1,) * (a.ndim - 1)), o, a)
+
+            return jax.tree.map(pick, jax.vmap(fn)(x), x)
+
+        out = lax.cond(pred.any(), select, lambda x: x, x)
         return out, jax.tree.map(lambda _: True, out)
 
     return apply(jnp.asarray(pred, jnp.bool_), x)

@@ -15,6 +15,10 @@ game. This module plays the same games faster, and changes no outcome
   a turn's end discards once and the next turn's start never reads the pile); a reshuffle or
   a new round's shuffle and deal is flagged in ``heavy`` and done between passes
   (:func:`_heavy`), never in the first pass: only in the gathered games' rest.
+- **New games inside the step** (``Restart``, for Pgx's ``auto_reset`` of the env's own
+  step and init): a game that ends is replaced, in the gathered rest, by a new one dealt
+  from the step's key as ``auto_reset`` deals it, so that a step compiles one run, not a
+  second one inside ``init``.
 - **Restated for speed.** :func:`_lay_naturals` is ``rules.play_held``'s loop over natural
   cards, bit-packed; ``_begin_turn``, ``_miss_call`` and ``_penalty`` are the rules' methods
   with the reshuffle held back. A rule that changes in one of these changes here too.
@@ -26,6 +30,7 @@ action) is the rules module's own functions, called from here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -37,7 +42,7 @@ from trash_env.codes import CFG_CARDS
 from trash_env.engine import CALL_TRASH, DECLINE, DOWN, DRAW_STOCK, NATURAL
 from trash_env.jax_env import rules as R
 from trash_env.jax_env import threefry
-from trash_env.jax_env.batching import where_needed
+from trash_env.jax_env.batching import when, where_needed
 from trash_env.jax_env.rules import (
     ANSWER_CALL,
     BEGIN_TURN,
@@ -75,12 +80,15 @@ __all__ = [
     "SWAP",
     "WILD",
     "Game",
+    "Restart",
     "RulesArrays",
     "init",
     "is_legal",
     "returns",
+    "restart",
     "rules_arrays",
     "step",
+    "step_and_restart",
 ]
 
 
@@ -155,17 +163,6 @@ def _draw_or_take(g: Game) -> tuple[Game, Array]:
     drawn = _pick(stock, R.draw_stock(g)[0], R.take_discard(g)[0])
     g = _pick(choose, _decide(g, DRAW), drawn)
     return g, jnp.where(choose, STOP, PLAY_HELD).astype(I32)
-
-
-def _play_held(g: Game, may_swap: bool | Array) -> tuple[Game, Array]:
-    """One pass of ``Game._play_held``'s loop: the held card is put (PUT goes on with the card
-    it uncovers), or asks a decision, or ends the turn."""
-    ask_wild, swap, place, put_slot, put_wild = R.held_card(g, may_swap)
-    put, k_put = R.put(g, put_slot, put_wild)
-    ended = _discard_held(g)
-    g = _pick(ask_wild, _decide(g, WILD), _pick(swap, _decide(g, SWAP), _pick(place, put, ended)))
-    k = jnp.where(ask_wild | swap, STOP, jnp.where(place, k_put, NEXT_TURN))
-    return g, k.astype(I32)
 
 
 def _miss_call(g: Game) -> tuple[Game, Array]:
@@ -257,36 +254,21 @@ def _put(g: Game) -> tuple[Game, Array]:
     return R.put(g, g.put_slot, g.put_wild)
 
 
+# The continuations ``_pass`` runs: those that neither the common passes (``_COMMON``), the
+# round's end nor the heavy work (with the turn it held up) run at the start of ``run``'s
+# next round. Any other continuation waits for that round unchanged.
 _CONTINUATIONS: tuple[Callable[[Game, Array], tuple[Game, Array]], ...] = (
+    lambda g, k: (g, k),
     lambda g, k: _answer_call(g),
     lambda g, k: _begin_turn(g),
-    lambda g, k: _play_held(g, True),
-    lambda g, k: _play_held(g, False),
-    _round_end,
     lambda g, k: _draw_or_take(g),
     lambda g, k: _penalty(g),
-    lambda g, k: _put(g),
     lambda g, k: _miss_call(g),
-    lambda g, k: _next_turn_and_draw(g),
 )
-# The branch of ``_CONTINUATIONS`` that runs each continuation code.
-# START_ROUND never runs here (a new round is ``heavy`` work): the rules' own.
+# The branch of ``_CONTINUATIONS`` that runs each continuation code (0: none).
 _BRANCH = np.zeros(PUT + 1, np.int32)
-for _code_, _branch in (
-    (ANSWER_CALL, 0),
-    (BEGIN_TURN, 1),
-    (PLAY_HELD, 2),
-    (PLAY_HELD_NOSWAP, 3),
-    (LAYOUT_COMPLETE, 4),
-    (WIN_ROUND, 4),
-    (FINISH_ROUND, 4),
-    (DRAW_OR_TAKE, 5),
-    (PENALTY, 6),
-    (PUT, 7),
-    (MISS_CALL, 8),
-    (NEXT_TURN, 9),
-):
-    _BRANCH[_code_] = _branch
+for _branch, _code_ in enumerate((ANSWER_CALL, BEGIN_TURN, DRAW_OR_TAKE, PENALTY, MISS_CALL)):
+    _BRANCH[_code_] = _branch + 1
 
 # What the continuations change: everything but the piles, the key and the rules (so that the
 # selection among them under vmap moves a few dozen numbers per game, not the piles).
@@ -427,20 +409,76 @@ def _is_common(g: Game, k: Array) -> Array:
     return common & (g.heavy == NO_WORK)
 
 
-def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
+class Restart(NamedTuple):
+    """A step that starts a new game where it ends one (Pgx's ``auto_reset``, inside the
+    engine's run: the new game's deal and first turn run in the gathered rest, beside the
+    rounds that end there, instead of in a second copy of the run). Each game's fields:"""
+
+    force: Array  # bool: end the game now (the env's illegal action), whatever the engine says
+    key: Array  # the step's key: the first new game is dealt from split(key)[1]
+    started: Array  # int32: new games started in this step (0: none)
+    done: Array  # bool: the game as the step ended it (set where ``started`` > 0)
+    truncated: Array  # bool
+    returns: Array  # float32 (n,)
+
+
+def restart(force: Array, key: Array, num_players: int) -> Restart:
+    """A ``Restart`` for one game: a new game where the step ends one (or where ``force``)."""
+    false = jnp.bool_(False)
+    return Restart(force, key, _code(0), false, false, jnp.zeros(num_players, jnp.float32))
+
+
+def _needs_restart(g: Game, k: Array, r: Restart) -> Array:
+    return (k == STOP) & (g.done | r.force)
+
+
+def _new_game(g: Game, k: Array, r: Restart) -> tuple[Game, Array, Restart]:
+    """Where the game is over (or ``force``): its outcome noted, and a new game, as
+    ``auto_reset`` deals it: ``init`` of ``split(key)[1]``, then (while a new game is over
+    before its first decision) of ``split(carry)[1]`` with ``carry = split(carry)[0]``. The
+    new game's deal and first turn are flagged (``NEW_ROUND_WORK``, ``BEGIN_TURN``) as
+    ``init`` runs them."""
+    need = _needs_restart(g, k, r)
+    first = r.started == 0
+    chain = jnp.where(first, threefry.split_at(r.key, 1), r.key)
+    carry, sub = threefry.split(chain)
+    game_key = jnp.where(first, chain, sub)
+    arrays = RulesArrays._make((g.cfg, g.wild, g.totals, g.deck))  # the rules, traced
+    fresh = R.new_game(game_key, arrays, g.layout.shape[0])._replace(heavy=_code(NEW_ROUND_WORK))
+    noted = need & first
+    r = Restart(
+        force=r.force & ~need,
+        key=jnp.where(need, jnp.where(first, chain, carry), r.key),
+        started=r.started + need,
+        done=jnp.where(noted, g.done, r.done),
+        truncated=jnp.where(noted, g.truncated, r.truncated),
+        returns=jnp.where(noted, returns(g), r.returns),
+    )
+    return _pick(need, fresh, g), jnp.where(need, BEGIN_TURN, k).astype(I32), r
+
+
+def run(
+    g: Game, k: Array, answer_calls: bool = False, restart: Restart | None = None
+) -> tuple[Game, Restart | None]:
     """Follow continuations until the game stops at a decision (a call decision too unless
-    ``answer_calls``) or ends. Under vmap a loop runs as many passes as the batch's longest
-    chain, each pass every continuation, while most games need one to three passes of the
-    ``_COMMON`` ones: the first ``FIRST_PASSES`` passes run those for the whole batch, the rest
-    for the games still going only (``where_needed``), in rounds of: the heavy work (and the
-    turn it held up) where flagged, common passes while any game has one to make, and one pass
-    of every continuation for the games whose next one is not common."""
+    ``answer_calls``) or ends; with ``restart``, a game that ends (or is forced to) is
+    replaced by a new one, played to its first decision (``Restart``). Under vmap a loop runs
+    as many passes as the batch's longest chain, each pass every continuation, while most
+    games need one to three passes of the ``_COMMON`` ones: the first ``FIRST_PASSES``
+    passes run those for the whole batch, the rest for the games still going only
+    (``where_needed``), in rounds of: a new game where one ended (with ``restart``), the heavy
+    work (and the turn it held up) where flagged, common passes while any game has one to
+    make, and one pass of every continuation for the games whose next one is not common."""
 
     def going(g: Game, k: Array) -> Array:
         more = k != STOP
         if answer_calls:
             more = more | ((g.decision == CALL) & ~g.done)
         return more
+
+    def unfinished(g: Game, k: Array, r: Restart | None) -> Array:
+        more = going(g, k)
+        return more if r is None else more | _needs_restart(g, k, r)
 
     def common_passes(carry: tuple[Game, Array], limit: int | None) -> tuple[Game, Array]:
         def more(c: tuple[Game, Array, Array]) -> Array:
@@ -454,8 +492,10 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
         g, k, _ = lax.while_loop(more, one, (*carry, _code(0)))
         return _write_pushed(g), k
 
-    def round_of_rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-        g, k = carry
+    def round_of_rest(carry: tuple) -> tuple:
+        g, k, r = carry
+        if r is not None:  # computed only where some game of the chunk needs it
+            g, k, r = when(_needs_restart(g, k, r), lambda c: _new_game(*c), (g, k, r))
         ends = (k == LAYOUT_COMPLETE) | (k == WIN_ROUND) | (k == FINISH_ROUND)
         ended, k_ended = _round_end(g, k)
         g = _write_pushed(_pick(ends, ended, g))
@@ -465,16 +505,17 @@ def run(g: Game, k: Array, answer_calls: bool = False) -> Game:
         g, k = _pick_step(g.heavy != NO_WORK, _heavy_then_start((g, k)), (g, k))
         g, k = common_passes((g, k), None)
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
-        return _pick_step(other, _pass((g, k)), (g, k))
+        return (*_pick_step(other, _pass((g, k)), (g, k)), r)
 
-    def rest(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-        g, k = lax.while_loop(lambda c: going(*c), round_of_rest, carry)
-        return g._replace(**{f: getattr(carry[0], f) for f in _RULES}), k  # unchanged
+    def rest(carry: tuple) -> tuple:
+        g, k, r = lax.while_loop(lambda c: unfinished(*c), round_of_rest, carry)
+        return g._replace(**{f: getattr(carry[0], f) for f in _RULES}), k, r  # unchanged
 
     rules = {f: getattr(g, f) for f in _RULES}
     g, k = common_passes((g, _code(k)), FIRST_PASSES)
-    g, _ = where_needed(going(g, k), rest, (g, k))
-    return g._replace(**rules)  # unchanged, and so known to be: selections of them cost nothing
+    g, _, restart = where_needed(unfinished(g, k, restart), rest, (g, k, restart))
+    # The rules are unchanged, and so known to be: selections of them cost nothing.
+    return g._replace(**rules), restart
 
 
 # ---------------------------------------------------------------------- public functions
@@ -485,18 +526,32 @@ def init(key: Array, arrays: RulesArrays, num_players: int, answer_calls: bool =
     each game (every new game needs them), then ``run``."""
     g = R.new_game(key, arrays, num_players)._replace(heavy=_code(NEW_ROUND_WORK))
     g, k = _heavy_then_start((g, _code(BEGIN_TURN)))
-    return run(g, k, answer_calls)
+    return run(g, k, answer_calls)[0]
 
 
-def step(g: Game, action: Array, answer_calls: bool = False) -> tuple[Game, Array]:
+def step(
+    g: Game, action: Array, answer_calls: bool = False, restart: Restart | None = None
+) -> tuple[Game, Array]:
     """``rules.step``, scheduled: a legal engine action applied and played on to the next
     decision; an illegal one (or a finished game) changes nothing. Returns the game and
-    whether the action was legal."""
+    whether the action was legal. With ``restart`` (:func:`step_and_restart`), a game that
+    ends is replaced by a new one."""
+    return step_and_restart(g, action, answer_calls, restart)[:2]
+
+
+def step_and_restart(
+    g: Game, action: Array, answer_calls: bool, restart: Restart | None
+) -> tuple[Game, Array, Restart | None]:
+    """:func:`step`, and where the game ends in it (or ``restart.force``), a new game played
+    to its first decision in its place (``Restart``): the game, whether the action was legal
+    and the restart's record (``None`` without one)."""
     action = jnp.asarray(action, I32)
     legal = is_legal(g, action)
 
     moved, k = _apply(g, action)
-    out = run(moved, jnp.where(legal, k, STOP), answer_calls)
-    # An illegal action runs nothing, so the piles are ``g``'s: only the small fields differ.
-    small = {f: jnp.where(legal, getattr(out, f), getattr(g, f)) for f in _SMALL}
-    return out._replace(**small), legal
+    out, restart = run(moved, jnp.where(legal, k, STOP), answer_calls, restart)
+    # An illegal action runs nothing, so the piles are ``g``'s (unless a new game was dealt):
+    # only the small fields differ.
+    kept = ~legal if restart is None else ~legal & (restart.started == 0)
+    small = {f: jnp.where(kept, getattr(g, f), getattr(out, f)) for f in _SMALL}
+    return out._replace(**small), legal, restart

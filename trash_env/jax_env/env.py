@@ -23,6 +23,7 @@ import numpy as np
 
 from trash_env.engine import NUM_ACTIONS
 from trash_env.jax_env import engine as E
+from trash_env.jax_env import rules as R
 from trash_env.jax_env import threefry
 from trash_env.jax_env.batching import where_needed
 from trash_env.jax_env.observe import action_mask, observation, with_pairs
@@ -181,7 +182,7 @@ def _state(g: E.Game, rewards: jax.Array, count: jax.Array, n: int, kind: str) -
 
 def init_state(key: jax.Array, arrays: E.RulesArrays, num_players: int, kind: str) -> State:
     """``TrashEnv.init`` with the rules as arrays (``E.rules_arrays``)."""
-    g = E.init(key, arrays, num_players, answer_calls=True)
+    g = R.init(key, arrays, num_players, answer_calls=True)
     # A game can end before anyone decides (with start_size 1 or 2 the forced placements of
     # the first turns can win every round): it comes back terminated, its rewards paid here.
     return _state(g, E.returns(g), jnp.int32(0), num_players, kind)
@@ -191,6 +192,35 @@ def step_state(
     state: State, action: jax.Array, key: jax.Array | None, num_players: int, kind: str
 ) -> State:
     """``TrashEnv.step`` for ``num_players`` and observation ``kind``."""
+    return _step(state, action, key, num_players, kind, None)
+
+
+def step_and_reset(
+    state: State, action: jax.Array, key: jax.Array, num_players: int, kind: str
+) -> State:
+    """``auto_reset(env.step, env.init)`` for ``num_players`` and observation ``kind``, the
+    same states, with the new game dealt and played to its first decision inside the
+    step's engine run (``engine.Restart``): one copy of the run to compile, not two."""
+    over = state.terminated | state.truncated
+    state = state.replace(
+        terminated=state.terminated & ~over,
+        truncated=state.truncated & ~over,
+        rewards=jnp.where(over, 0.0, state.rewards).astype(state.rewards.dtype),
+    )
+    return _step(state, action, threefry.split_at(key, 0), num_players, kind, key)
+
+
+def _step(
+    state: State,
+    action: jax.Array,
+    key: jax.Array | None,
+    num_players: int,
+    kind: str,
+    reset_key: jax.Array | None,
+) -> State:
+    """``step_state``; with ``reset_key`` (``step_and_reset``), where the step ends the game a
+    new one from ``reset_key`` as ``auto_reset`` deals it, keeping the step's ``terminated``,
+    ``truncated`` and ``rewards``."""
     n = num_players
     g = state._game
     if key is not None:
@@ -201,26 +231,41 @@ def step_state(
     over = state.terminated | state.truncated
     legal = state.legal_action_mask[action] & in_range
     ok = legal & ~over
+    restart = None if reset_key is None else E.restart(~ok & ~over, reset_key, n)
     # Where the step does not play (a finished game, an illegal action) the engine gets an
     # action it refuses, so the game comes back unchanged and only the small fields below
     # are chosen (never the piles).
-    moved, _ = E.step(g, jnp.where(ok, action, _REFUSED), answer_calls=True)
-    paid = jnp.where(g.done, 0.0, E.returns(moved))  # only the step that ends the game
+    moved, _, restart = E.step_and_restart(g, jnp.where(ok, action, _REFUSED), True, restart)
+    if restart is None:
+        ended_done, ended_truncated, ended_returns = moved.done, moved.truncated, E.returns(moved)
+        count = state._step_count + jnp.where(over, 0, 1).astype(jnp.int32)
+    else:  # the game as the step ended it, where a new game took its place
+        again = restart.started > 0
+        ended_done = jnp.where(again, restart.done, moved.done)
+        ended_truncated = jnp.where(again, restart.truncated, moved.truncated)
+        ended_returns = jnp.where(again, restart.returns, E.returns(moved))
+        count = jnp.where(again, 0, state._step_count + jnp.where(over, 0, 1)).astype(jnp.int32)
+    paid = jnp.where(g.done, 0.0, ended_returns)  # only the step that ends the game
     # Pgx's rule for an illegal action: the game ends at once with the offender's loss (-1;
     # the others share +1, zero-sum: ``returns()`` as if they had all won).
     penalty = jnp.where(jnp.arange(n) == state.current_player, -1.0, 1.0 / (n - 1))
     every = jnp.ones(NUM_ACTIONS, jnp.bool_)
-    mask = jnp.where(moved.done, True, action_mask(moved, moved.current))
+    seen = action_mask(moved, moved.current)
+    mask = jnp.where(
+        ok, jnp.where(moved.done, True, seen), jnp.where(over, state.legal_action_mask, every)
+    )
+    if restart is not None:  # a new game's mask (the new games of a restart have a decision)
+        mask = jnp.where(restart.started > 0, seen, mask)
     # Where the step does not play, ``moved`` is the game as it was: its player to act and
     # observation are the state's (no selection of the observation needed).
     return State(
         current_player=moved.current.astype(jnp.int32),
         observation=observe_game(moved, moved.current, n, kind),
         rewards=jnp.where(ok, paid, jnp.where(over, 0.0, penalty)).astype(jnp.float32),
-        terminated=jnp.where(ok, moved.done & ~moved.truncated, state.terminated | ~over),
-        truncated=jnp.where(ok, moved.truncated, state.truncated),
-        legal_action_mask=jnp.where(ok, mask, jnp.where(over, state.legal_action_mask, every)),
-        _step_count=state._step_count + jnp.where(over, 0, 1).astype(jnp.int32),
+        terminated=jnp.where(ok, ended_done & ~ended_truncated, state.terminated | ~over),
+        truncated=jnp.where(ok, ended_truncated, state.truncated),
+        legal_action_mask=mask,
+        _step_count=count,
         _game=moved._replace(key=jnp.where(over, state._game.key, moved.key)),
     )
 
@@ -232,6 +277,17 @@ def make(observation: str = "plain", **rules_options: object) -> TrashEnv:
     return TrashEnv(Rules.from_options(**rules_options), observation)
 
 
+def _own_env(step_fn: Callable[..., State], init_fn: Callable[..., State]) -> TrashEnv | None:
+    """The env whose own ``step`` and ``init`` these are, if they are one env's."""
+    env = getattr(step_fn, "__self__", None)
+    own = (
+        getattr(step_fn, "__func__", None) is TrashEnv.step
+        and getattr(init_fn, "__self__", None) is env
+        and getattr(init_fn, "__func__", None) is TrashEnv.init
+    )
+    return env if own and isinstance(env, TrashEnv) else None
+
+
 def auto_reset(
     step_fn: Callable[..., State], init_fn: Callable[[jax.Array], State]
 ) -> Callable[..., State]:
@@ -239,7 +295,17 @@ def auto_reset(
     ``key``) where the step ends one, keeping that step's ``terminated``, ``truncated`` and
     ``rewards``. A new game that ends before its first decision (``init_state``) is dealt
     again from a further split of the key, so every game it starts has a decision. Under
-    ``jax.vmap`` only the games that ended are dealt anew (the others pay nothing for it)."""
+    ``jax.vmap`` only the games that ended are dealt anew (the others pay nothing for it).
+    For this env's own ``step`` and ``init`` (``auto_reset(env.step, env.init)``) it is
+    :func:`step_and_reset`: the same states, the new game played inside the step's run."""
+    env = _own_env(step_fn, init_fn)
+    if env is not None:
+        n, kind = env.num_players, env.observation_kind
+
+        def fused(state: State, action: jax.Array, key: jax.Array) -> State:
+            return step_and_reset(state, action, key, n, kind)
+
+        return fused
 
     def fresh_game(key: jax.Array) -> State:
         def over(c: tuple[State, jax.Array]) -> jax.Array:
