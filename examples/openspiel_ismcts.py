@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
-from agents.training.pipeline import check_command_line, example_prog
-from trash_env.cli import Parser, add_rules_arguments, rules_options
-from trash_env.rules import Rules
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+
+from agents.training.pipeline import check_command_line, example_prog  # noqa: E402
+from trash_env.cli import Parser, add_rules_arguments, rules_options  # noqa: E402
+from trash_env.rules import Rules  # noqa: E402
 
 NAME = "openspiel_ismcts"
 # ---- settings (the flags below default to them) ----
