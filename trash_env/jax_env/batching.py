@@ -81,6 +81,19 @@ def _write_back(x: T, out: T, kept: list[bool], index: jax.Array) -> T:
     return jax.tree.unflatten(treedef, new)
 
 
+def _batched(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[jax.Array, T]:
+    """``pred`` and every leaf of ``x`` with the batch axis, broadcast where vmap left it out."""
+    pred_batched, x_batched = in_batched
+    if not pred_batched:
+        pred = jnp.broadcast_to(pred, (axis_size,))
+    x = jax.tree.map(
+        lambda a, b: a if b else jnp.broadcast_to(a, (axis_size, *jnp.shape(a))),
+        x,
+        x_batched,
+    )
+    return pred, x
+
+
 def where_needed(
     pred: jax.Array,
     fn: Callable[[T], T],
@@ -98,14 +111,7 @@ def where_needed(
 
     @apply.def_vmap
     def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
-        pred_batched, x_batched = in_batched
-        if not pred_batched:
-            pred = jnp.broadcast_to(pred, (axis_size,))
-        x = jax.tree.map(
-            lambda a, b: a if b else jnp.broadcast_to(a, (axis_size, *jnp.shape(a))),
-            x,
-            x_batched,
-        )
+        pred, x = _batched(axis_size, in_batched, pred, x)
         size = gather_size(axis_size, share, least)
         kept: list[bool] = []  # per leaf of x, whether fn hands it back as it was
 
@@ -144,14 +150,7 @@ def when(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
 
     @apply.def_vmap
     def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
-        pred_batched, x_batched = in_batched
-        if not pred_batched:
-            pred = jnp.broadcast_to(pred, (axis_size,))
-        x = jax.tree.map(
-            lambda a, b: a if b else jnp.broadcast_to(a, (axis_size, *jnp.shape(a))),
-            x,
-            x_batched,
-        )
+        pred, x = _batched(axis_size, in_batched, pred, x)
 
         def select(x: T) -> T:
             def pick(o: jax.Array, a: jax.Array) -> jax.Array:
