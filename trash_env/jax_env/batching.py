@@ -81,6 +81,17 @@ def _write_back(x: T, out: T, kept: list[bool], index: jax.Array) -> T:
     return jax.tree.unflatten(treedef, new)
 
 
+def _cond(fn: Callable[[T], T], rule: Callable) -> Callable:
+    """``lax.cond(pred, fn, identity, x)`` for one game, batched by ``rule`` under vmap."""
+
+    @custom_vmap
+    def apply(pred: jax.Array, x: T) -> T:
+        return lax.cond(pred, fn, lambda v: v, x)
+
+    apply.def_vmap(rule)
+    return apply
+
+
 def _batched(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[jax.Array, T]:
     """``pred`` and every leaf of ``x`` with the batch axis, broadcast where vmap left it out."""
     pred_batched, x_batched = in_batched
@@ -105,11 +116,6 @@ def where_needed(
     under ``jax.vmap``, ``fn`` runs only for the games whose ``pred`` holds, as said above,
     in chunks of ``gather_size(batch, share, least)`` games (one compilation of ``fn``)."""
 
-    @custom_vmap
-    def apply(pred: jax.Array, x: T) -> T:
-        return lax.cond(pred, fn, lambda v: v, x)
-
-    @apply.def_vmap
     def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
         pred, x = _batched(axis_size, in_batched, pred, x)
         size = gather_size(axis_size, share, least)
@@ -135,7 +141,7 @@ def where_needed(
         out = lax.cond(pred.any(), gathered, lambda x: x, x)
         return out, jax.tree.map(lambda _: True, out)
 
-    return apply(jnp.asarray(pred, jnp.bool_), x)
+    return _cond(fn, _rule)(jnp.asarray(pred, jnp.bool_), x)
 
 
 def when(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
@@ -144,11 +150,6 @@ def when(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
     where ``pred`` holds, only when some game's ``pred`` holds (a batched ``lax.cond`` runs
     both branches for every game, always)."""
 
-    @custom_vmap
-    def apply(pred: jax.Array, x: T) -> T:
-        return lax.cond(pred, fn, lambda v: v, x)
-
-    @apply.def_vmap
     def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
         pred, x = _batched(axis_size, in_batched, pred, x)
 
@@ -161,4 +162,4 @@ def when(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
         out = lax.cond(pred.any(), select, lambda x: x, x)
         return out, jax.tree.map(lambda _: True, out)
 
-    return apply(jnp.asarray(pred, jnp.bool_), x)
+    return _cond(fn, _rule)(jnp.asarray(pred, jnp.bool_), x)
