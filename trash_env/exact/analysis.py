@@ -95,6 +95,19 @@ def end_probability(found: SolvedStates) -> tuple[float, float]:
     return found.start_value(0, row), found.start_value(1, row)
 
 
+def never_finished(found: SolvedStates) -> dict[str, float]:
+    """Where the env's return and the probability of winning part: the decision states from
+    which optimal play (for the env's return) leaves the round unfinished with positive
+    probability (there the return is 2 P(win) - P(end), not 2 P(win) - 1), and the largest
+    probability of never finishing."""
+    ends = found.follows[found.matchups.index(_ENDS)]
+    unfinished = 1.0 - ends
+    return {
+        "states": int((unfinished > 1e-9).sum()),
+        "largest": float(unfinished.max()) if len(unfinished) else 0.0,
+    }
+
+
 def skill_index(found: SolvedStates) -> float:
     """Skill's share of the result: how far optimal play lifts the win rate above a beginner
     (uniformly random play) towards a sure win, ``(W(optimal vs random) - 1/2) / (1 - 1/2)``
@@ -123,6 +136,16 @@ def round_report(
         "greedy_gap": greedy_gap(found),
         "skill_index": skill_index(found),
         "end_probability_optimal": end_probability(found),
+        "never_finished_states": never_finished(found),
+        "cutoff_recursion": {
+            "open_states": found.cutoff.open_states,
+            "swept_states": found.cutoff.swept_states,
+            "largest_disagreement": found.cutoff.largest_disagreement,
+            "sweeps": found.cutoff.sweeps,
+            "determined_gap": found.cutoff.determined_gap,
+            "alternating_states": found.cutoff.alternating_states,
+            "largest_swing": found.cutoff.largest_swing,
+        },
     }
 
 

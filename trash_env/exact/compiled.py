@@ -553,6 +553,158 @@ def _gauss_seidel(lo, hi, player, weights, act_ptr, succ_ptr, succ, prob, values
             return sweeps
 
 
+DETERMINED = 1e-9  # the least and greatest solution this close: the state's value is determined
+
+
+@njit(cache=True)
+def _grown(array, need):
+    if need <= array.shape[0]:
+        return array
+    out = np.empty(max(2 * array.shape[0], need), dtype=array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
+@njit(cache=True)
+def cutoff_limit(a, b, classes, totals, bases, keys, lower, upper, values, tol, check):
+    """The optimal ``values``: where the least and the greatest solution meet (``lower``,
+    ``upper``), that value, the limit of every cut-off; at the states where they do not (pass
+    cycles), the limit of the cut-off recursion itself. Every state those reach is enumerated
+    (a closed set: its values at every cut-off are the whole round's) and swept whole (Jacobi)
+    from 0, sweep ``T`` being the round cut off after ``T`` decisions, until no value moves by
+    ``tol``. A sweep is a turn, as the env's ``max_turns`` counts: the decisions within a
+    turn (a wild's slot, a swap) read the same sweep's values, deepest first. Where the
+    values settle into alternating with the cut-off's parity instead (sweep T equal to sweep
+    T - 2), the value is their mean: the cut-off's parity a fair coin, known to both
+    players. ``check`` gets (states left open, states swept, the largest difference between
+    the sweeps' limit and a determined value, the sweeps, the largest gap between the bounds
+    at a state called determined, the states that alternate, the largest alternation)."""
+    open_count = 0
+    for i in range(keys.shape[0]):
+        gap = upper[i] - lower[i]
+        values[i] = lower[i]
+        if gap > DETERMINED:
+            open_count += 1
+        else:
+            check[4] = max(check[4], gap)
+    check[0] = open_count
+    if open_count == 0:
+        return
+    roots = np.empty(open_count, dtype=np.int64)
+    open_count = 0
+    for i in range(keys.shape[0]):
+        if upper[i] - lower[i] > DETERMINED:
+            roots[open_count] = i
+            open_count += 1
+    mark = np.full(keys.shape[0], -1, dtype=np.int64)
+    width = a + b + 7 + 2 * classes
+    s = np.empty(width, dtype=np.int64)
+    child = np.empty(width, dtype=np.int64)
+    acts = np.empty(16, dtype=np.int64)
+    stack = np.empty((STACK, width), dtype=np.int64)
+    stack_p = np.empty(STACK)
+    out_key = np.empty(OUTCOMES, dtype=np.uint64)
+    out_end = np.empty(OUTCOMES, dtype=np.int64)
+    out_p = np.empty(OUTCOMES)
+    order = np.empty(roots.shape[0] + 1024, dtype=np.int64)
+    count = 0
+    for r in roots:
+        mark[r] = count
+        order[count] = r
+        count += 1
+    player = np.empty(order.shape[0], dtype=np.int8)
+    midturn = np.empty(order.shape[0], dtype=np.bool_)
+    act_ptr = np.zeros(order.shape[0] + 1, dtype=np.int64)
+    succ_ptr = np.zeros(16 * order.shape[0] + 1, dtype=np.int64)
+    succ = np.empty(64 * order.shape[0], dtype=np.int64)
+    prob = np.empty(64 * order.shape[0])
+    edges = 0
+    done = 0
+    while done < count:
+        _decode(keys[order[done]], a, b, classes, bases, s)
+        player = _grown(player, done + 1)
+        midturn = _grown(midturn, done + 1)
+        act_ptr = _grown(act_ptr, done + 2)
+        player[done] = s[a + b]
+        midturn[done] = s[a + b + 1] != DRAW
+        base = act_ptr[done]
+        n_acts = _legal(s, a, b, acts)
+        succ_ptr = _grown(succ_ptr, base + n_acts + 1)
+        for j in range(n_acts):
+            child[:] = s
+            _apply(child, a, b, classes, totals, acts[j])
+            found = _expand(
+                child, a, b, classes, totals, bases, stack, stack_p, out_key, out_end, out_p
+            )
+            succ = _grown(succ, edges + found)
+            prob = _grown(prob, edges + found)
+            for k in range(found):
+                if out_end[k] >= 0:
+                    succ[edges] = -1 - out_end[k]
+                else:
+                    t = np.searchsorted(keys, out_key[k])
+                    if t >= keys.shape[0] or keys[t] != out_key[k]:
+                        raise ValueError("a successor that was never discovered")
+                    if mark[t] < 0:
+                        order = _grown(order, count + 1)
+                        mark[t] = count
+                        order[count] = t
+                        count += 1
+                    succ[edges] = mark[t]
+                prob[edges] = out_p[k]
+                edges += 1
+            succ_ptr[base + j + 1] = edges
+        act_ptr[done + 1] = base + n_acts
+        done += 1
+    # Mid-turn states first, deepest first (a lay raises a mark: a later key), then turns.
+    mids = np.nonzero(midturn[:count])[0]
+    sequence = np.concatenate((mids[np.argsort(-order[mids])], np.nonzero(~midturn[:count])[0]))
+    before = np.zeros(count)  # sweep T - 2
+    now = np.zeros(count)  # sweep T - 1
+    after = np.zeros(count)  # sweep T
+    sweeps = 0
+    while True:
+        sweeps += 1
+        delta = 0.0
+        alternation = 0.0
+        for i in sequence:
+            mine = player[i] == 0
+            top = -np.inf if mine else np.inf
+            for j in range(act_ptr[i], act_ptr[i + 1]):
+                q = 0.0
+                for k in range(succ_ptr[j], succ_ptr[j + 1]):
+                    t = succ[k]
+                    if t == -1:
+                        q += prob[k]
+                    elif t == -2:
+                        q -= prob[k]
+                    else:
+                        q += prob[k] * (after[t] if midturn[t] else now[t])
+                top = max(top, q) if mine else min(top, q)
+            delta = max(delta, abs(top - now[i]))
+            alternation = max(alternation, abs(top - before[i]))
+            after[i] = top
+        if delta < tol or (sweeps > 2 and alternation < tol):
+            break
+        if sweeps >= 1_000_000:
+            raise ValueError("the cut-off recursion did not settle")
+        before[:] = now
+        now[:] = after
+    for i in range(count):
+        swing = abs(after[i] - now[i])
+        if swing >= tol:
+            check[5] += 1
+            check[6] = max(check[6], swing)
+        now[i] = (after[i] + now[i]) / 2
+    for i in range(count):
+        if i < roots.shape[0]:
+            values[order[i]] = now[i]
+        else:
+            check[2] = max(check[2], abs(now[i] - values[order[i]]))
+    check[1] = count
+    check[3] = sweeps
+
+
 @njit(cache=True)
 def _q(j, succ_ptr, succ, prob, values, win, loss):
     q = 0.0
@@ -563,15 +715,21 @@ def _q(j, succ_ptr, succ, prob, values, win, loss):
 
 
 @njit(cache=True)
-def solve_blocks(
-    a, b, classes, totals, bases, keys, low, hi, budget, values, best, policies, follows, gap, tol
-):
-    """Solve the layout pairs ending at ``hi`` (exclusive) going down, until ``budget`` states
-    are done; return the new ``hi``. ``keys`` are sorted; a layout pair is the keys with one
-    quotient by ``low``. ``values``/``best`` get the optimal value (seat 0's) and action per
-    state (ties to greedy's move), ``follows[m]`` the value of the policy pair
-    ``policies[m] = (seat 0's, seat 1's, win value, loss value)`` and ``gap`` accumulates
-    greedy's loss: (states not optimal, value lost there, the largest loss)."""
+def _block_start(keys, low, hi):
+    """The first index of the layout pair that ends at ``hi`` (exclusive)."""
+    layout = keys[hi - 1] // low
+    lo = hi - 1
+    while lo > 0 and keys[lo - 1] // low == layout:
+        lo -= 1
+    return lo
+
+
+@njit(cache=True)
+def _block_graph(a, b, classes, totals, bases, keys, lo, hi, with_counting):
+    """The edges of the layout pair ``keys[lo:hi]``: per state its player, greedy's and
+    counting's action index (counting's -1 unless the keys hold the pile's top), the actions
+    and their successors (an index into ``keys``, or -1/-2 for seat 0/1 winning) with their
+    probabilities."""
     width = a + b + 7 + 2 * classes
     s = np.empty(width, dtype=np.int64)
     child = np.empty(width, dtype=np.int64)
@@ -581,66 +739,98 @@ def solve_blocks(
     out_key = np.empty(OUTCOMES, dtype=np.uint64)
     out_end = np.empty(OUTCOMES, dtype=np.int64)
     out_p = np.empty(OUTCOMES)
+    size = hi - lo
+    player = np.empty(size, dtype=np.int8)
+    greedy = np.empty(size, dtype=np.int64)
+    counting = np.full(size, -1, dtype=np.int64)
+    act_ptr = np.zeros(size + 1, dtype=np.int64)
+    most = max(a, b) + 2
+    action = np.empty(most * size, dtype=np.int64)
+    succ_ptr = np.zeros(most * size + 1, dtype=np.int64)
+    succ = np.empty(16 * size + 256, dtype=np.int64)
+    prob = np.empty(16 * size + 256)
+    edges = 0
+    for i in range(size):
+        _decode(keys[lo + i], a, b, classes, bases, s)
+        player[i] = s[a + b]
+        wanted = _greedy(s, a, b, classes)
+        counted = _counting(s, a, b, classes, totals, 0.5) if with_counting else -1
+        count = _legal(s, a, b, acts)
+        base = act_ptr[i]
+        for j in range(count):
+            if acts[j] == wanted:
+                greedy[i] = base + j
+            if acts[j] == counted:
+                counting[i] = base + j
+            action[base + j] = acts[j]
+            child[:] = s
+            _apply(child, a, b, classes, totals, acts[j])
+            found = _expand(
+                child, a, b, classes, totals, bases, stack, stack_p, out_key, out_end, out_p
+            )
+            if edges + found > succ.shape[0]:
+                grown = max(2 * succ.shape[0], edges + found)
+                succ2 = np.empty(grown, dtype=np.int64)
+                succ2[:edges] = succ[:edges]
+                prob2 = np.empty(grown)
+                prob2[:edges] = prob[:edges]
+                succ, prob = succ2, prob2
+            for k in range(found):
+                if out_end[k] >= 0:
+                    succ[edges] = -1 - out_end[k]
+                else:
+                    t = np.searchsorted(keys, out_key[k])
+                    if t >= keys.shape[0] or keys[t] != out_key[k]:
+                        raise ValueError("a successor that was never discovered")
+                    succ[edges] = t
+                prob[edges] = out_p[k]
+                edges += 1
+            succ_ptr[base + j + 1] = edges
+        act_ptr[i + 1] = base + count
+    return player, greedy, counting, act_ptr, action, succ_ptr, succ, prob
+
+
+@njit(cache=True)
+def bound_blocks(a, b, classes, totals, bases, keys, low, hi, budget, lower, upper, tol):
+    """The least and the greatest solution of the Bellman equations (the optimal values as
+    when a cut-off round pays seat 0 -1, and +1), layout pair by layout pair from ``hi``
+    (exclusive) going down until ``budget`` states are done; returns the new ``hi``. Each
+    pair's least (greatest) solution, the later pairs' least (greatest) values given, is the
+    whole round's there: sweeps from -1 (from 1) reach it, whatever their order."""
     no_weights = np.empty(0)
+    done = 0
+    while hi > 0 and done < budget:
+        lo = _block_start(keys, low, hi)
+        player, _, _, act_ptr, _, succ_ptr, succ, prob = _block_graph(
+            a, b, classes, totals, bases, keys, lo, hi, False
+        )
+        for bound, start in ((lower, -1.0), (upper, 1.0)):
+            bound[lo:hi] = start
+            _gauss_seidel(
+                lo, hi, player, no_weights, act_ptr, succ_ptr, succ, prob, bound, 1.0, -1.0, tol
+            )
+        done += hi - lo
+        hi = lo
+    return hi
+
+
+@njit(cache=True)
+def solve_blocks(
+    a, b, classes, totals, bases, keys, low, hi, budget, values, best, policies, follows, gap, tol
+):
+    """With the optimal ``values`` (seat 0's) final, the layout pairs ending at ``hi``
+    (exclusive) going down, until ``budget`` states are done; returns the new ``hi``.
+    ``best`` gets an optimal action per state (ties to greedy's move), ``follows[m]`` the
+    value of the policy pair ``policies[m] = (seat 0's, seat 1's, win value, loss value)``
+    and ``gap`` accumulates greedy's loss: (states not optimal, value lost there, the
+    largest loss)."""
     with_counting = bases.shape[0] > a + b + 5 + 2 * classes
     done = 0
     while hi > 0 and done < budget:
-        layout = keys[hi - 1] // low
-        lo = hi - 1
-        while lo > 0 and keys[lo - 1] // low == layout:
-            lo -= 1
+        lo = _block_start(keys, low, hi)
         size = hi - lo
-        player = np.empty(size, dtype=np.int8)
-        greedy = np.empty(size, dtype=np.int64)
-        counting = np.full(size, -1, dtype=np.int64)
-        act_ptr = np.zeros(size + 1, dtype=np.int64)
-        most = max(a, b) + 2
-        action = np.empty(most * size, dtype=np.int64)
-        succ_ptr = np.zeros(most * size + 1, dtype=np.int64)
-        succ = np.empty(16 * size + 256, dtype=np.int64)
-        prob = np.empty(16 * size + 256)
-        edges = 0
-        for i in range(size):
-            _decode(keys[lo + i], a, b, classes, bases, s)
-            player[i] = s[a + b]
-            wanted = _greedy(s, a, b, classes)
-            counted = _counting(s, a, b, classes, totals, 0.5) if with_counting else -1
-            count = _legal(s, a, b, acts)
-            base = act_ptr[i]
-            for j in range(count):
-                if acts[j] == wanted:
-                    greedy[i] = base + j
-                if acts[j] == counted:
-                    counting[i] = base + j
-                action[base + j] = acts[j]
-                child[:] = s
-                _apply(child, a, b, classes, totals, acts[j])
-                found = _expand(
-                    child, a, b, classes, totals, bases, stack, stack_p, out_key, out_end, out_p
-                )
-                if edges + found > succ.shape[0]:
-                    grown = max(2 * succ.shape[0], edges + found)
-                    succ2 = np.empty(grown, dtype=np.int64)
-                    succ2[:edges] = succ[:edges]
-                    prob2 = np.empty(grown)
-                    prob2[:edges] = prob[:edges]
-                    succ, prob = succ2, prob2
-                for k in range(found):
-                    if out_end[k] >= 0:
-                        succ[edges] = -1 - out_end[k]
-                    else:
-                        t = np.searchsorted(keys, out_key[k])
-                        if t >= keys.shape[0] or keys[t] != out_key[k]:
-                            raise ValueError("a successor that was never discovered")
-                        succ[edges] = t
-                    prob[edges] = out_p[k]
-                    edges += 1
-                succ_ptr[base + j + 1] = edges
-            act_ptr[i + 1] = base + count
-        # The optimal values: the successors outside the block are final already.
-        values[lo:hi] = 0.0
-        _gauss_seidel(
-            lo, hi, player, no_weights, act_ptr, succ_ptr, succ, prob, values, 1.0, -1.0, tol
+        player, greedy, counting, act_ptr, action, succ_ptr, succ, prob = _block_graph(
+            a, b, classes, totals, bases, keys, lo, hi, with_counting
         )
         chosen = np.empty(act_ptr[size], dtype=np.float64)
         optimal_index = np.empty(size, dtype=np.int64)

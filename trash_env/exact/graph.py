@@ -90,37 +90,6 @@ def state_from_key(model: Model, key: int) -> State:
     )
 
 
-def state_key_v1(model: Model, state: State) -> int:
-    """The key of format 1 (tables built before format 2): a mixed radix whose known-stock
-    digits follow a flag only when there is one. Tables of format 1 are read with it; loading
-    one checks its keys are all distinct."""
-    key = 0
-
-    def put(digit: int, base: int) -> None:
-        nonlocal key
-        key = key * base + digit
-
-    for row in state.slots:
-        for mark in row:
-            put(mark, 3)
-    put(state.player, 2)
-    put(_PHASE_DIGIT[state.phase], 3)
-    count = model.classes.count
-    put(state.held + 1, count + 1)
-    put(state.top + 1, count + 1)
-    for cls, total in enumerate(model.totals):
-        put(state.below[cls], total + 1)
-    if state.stock is None:
-        put(0, 2)
-    else:
-        put(1, 2)
-        for cls, total in enumerate(model.totals):
-            put(state.stock[cls], total + 1)
-    if key >= 2**64:
-        raise ValueError(f"sizes {model.sizes}: a state key does not fit in 64 bits")
-    return key
-
-
 @dataclass
 class Graph:
     """Decision states ``states[i]`` (node ``TERMINALS + i``), their actions and successors.
@@ -148,8 +117,14 @@ class Graph:
         return TERMINALS + len(self.states)
 
 
-def build_graph(model: Model, progress: Callable[[int], None] | None = None) -> Graph:
-    """Enumerate every decision state reachable from the deal, breadth first."""
+def build_graph(
+    model: Model,
+    progress: Callable[[int], None] | None = None,
+    roots: list[State] | None = None,
+) -> Graph:
+    """Enumerate every decision state reachable from the deal, breadth first; or, with
+    ``roots``, every state reachable from those decision states (each root then its own
+    start, for both first players: a position's graph, for the tests)."""
     index: dict[State, int] = {}
     states: list[State] = []
 
@@ -164,7 +139,11 @@ def build_graph(model: Model, progress: Callable[[int], None] | None = None) -> 
 
     start_ptr, start_nodes, start_probs = [0], [], []
     for first in (0, 1):
-        for state, p in model.next_decisions(model.initial(first)).items():
+        if roots is None:
+            starts = model.next_decisions(model.initial(first))
+        else:
+            starts = {root: 1.0 / len(roots) for root in roots}
+        for state, p in starts.items():
             start_nodes.append(node(state))
             start_probs.append(p)
         start_ptr.append(len(start_nodes))
@@ -201,36 +180,3 @@ def build_graph(model: Model, progress: Callable[[int], None] | None = None) -> 
         start_nodes=np.array(start_nodes, dtype=np.int32),
         start_probs=np.array(start_probs, dtype=np.float64),
     )
-
-
-def keys_v1(model: Model, keys: np.ndarray) -> np.ndarray:
-    """The format-1 keys of the states whose format-2 keys are ``keys`` (vectorised): to hold a
-    table of format 2 to one of format 1, state by state."""
-    bases = key_bases(model)
-    rest = np.array(keys, dtype=np.uint64)
-    digits = []
-    for base in reversed(bases):
-        digits.append(rest % np.uint64(base))
-        rest = rest // np.uint64(base)
-    digits.reverse()
-    n = sum(model.sizes)
-    count = model.classes.count
-    mark_of_digit = np.array([_DIGIT_MARK[d] for d in range(3)], dtype=np.uint64)
-    old = np.zeros(len(rest), dtype=np.uint64)
-
-    def put(digit: np.ndarray, base: int, where: np.ndarray | None = None) -> None:
-        nonlocal old
-        shifted = old * np.uint64(base) + digit
-        old = shifted if where is None else np.where(where, shifted, old)
-
-    for i in range(n):
-        put(mark_of_digit[digits[i].astype(np.int64)], 3)
-    for i in range(n, n + 4):  # player, phase, held + 1, top + 1: the same digits
-        put(digits[i], bases[i])
-    for c in range(count):
-        put(digits[n + 4 + c], bases[n + 4 + c])
-    known = digits[n + 4 + count] == 1
-    put(digits[n + 4 + count], 2)
-    for c in range(count):
-        put(digits[n + 5 + count + c], bases[n + 5 + count + c], known)
-    return old

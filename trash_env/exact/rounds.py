@@ -8,6 +8,13 @@ then solves the layout pairs from the last to the first. Each holds only its own
 (its cycles: passes, reshuffles) and reads the final values of the pairs it leads to, so
 memory is the states' keys and values plus one layout pair's edges, never the whole graph.
 
+Where passing can go on for ever the Bellman equations may have several solutions, and the
+env's return is the limit of the round cut off after ever more decisions (docs/skill.md,
+"Passing and the objective"). The solve finds it in three steps: the least and the greatest
+solution, pair by pair (sweeps from -1 and from 1); where they meet, that is the value;
+the states where they do not, and every state those reach, swept whole from 0 (the cut-off
+recursion) to its limit; then, pair by pair again, the optimal moves and the matchups.
+
 Besides the optimal values it evaluates fixed policy pairs on the same pass (exact, no
 sampling) and greedy's loss against optimal play; :mod:`trash_env.exact.analysis` reports them.
 """
@@ -108,6 +115,23 @@ def enumerate_states(
     return np.sort(keys[:count])
 
 
+@dataclass(frozen=True)
+class CutoffCheck:
+    """Where the Bellman equations leave a value open and the cut-off recursion settled it:
+    the states left open, the states it swept, the largest difference between its limit and a
+    determined value (a check: 0 up to the tolerance), the sweeps it took, the
+    largest gap between the least and greatest solution at a state called determined, and the
+    states whose cut-off values alternate with the cut-off's parity and the largest swing."""
+
+    open_states: int
+    swept_states: int
+    largest_disagreement: float
+    sweeps: int
+    determined_gap: float
+    alternating_states: int
+    largest_swing: float
+
+
 @dataclass
 class SolvedStates:
     """A round's sorted state keys with seat 0's optimal value and an optimal engine action
@@ -123,6 +147,7 @@ class SolvedStates:
     greedy_not_optimal: int
     greedy_loss_there: float
     greedy_max_loss: float
+    cutoff: CutoffCheck
 
     def start_value(self, first: int, row: int | None = None) -> float:
         """The value of the deal with seat ``first`` to draw first: optimal (``row`` None) or
@@ -160,7 +185,19 @@ def solve_states(
         dtype=np.float64,
     ).reshape(len(matchups), 4)
     packing = Packing.of(model, pile_top)
+    lower, upper = np.zeros(len(keys)), np.zeros(len(keys))
+    hi = len(keys)
+    while hi > 0:
+        now = compiled.bound_blocks(
+            *packing.rules, keys, packing.low, hi, budget, lower, upper, TOLERANCE
+        )
+        if progress is not None:
+            progress(hi - now)
+        hi = now
     values = np.zeros(len(keys))
+    check = np.zeros(7)
+    compiled.cutoff_limit(*packing.rules, keys, lower, upper, values, TOLERANCE, check)
+    del lower, upper
     best = np.zeros(len(keys), dtype=np.int8)
     follows = np.zeros((len(matchups), len(keys)))
     gap = np.zeros(3)
@@ -193,4 +230,13 @@ def solve_states(
         int(gap[0]),
         float(gap[1]),
         float(gap[2]),
+        CutoffCheck(
+            int(check[0]),
+            int(check[1]),
+            float(check[2]),
+            int(check[3]),
+            float(check[4]),
+            int(check[5]),
+            float(check[6]),
+        ),
     )

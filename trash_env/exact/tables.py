@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from trash_env.exact.graph import TERMINALS, Graph, state_key, state_key_v1
+from trash_env.exact.graph import TERMINALS, Graph, state_key
 from trash_env.exact.model import DRAW, SWAP, WILD, Model, State, check_rules
 from trash_env.exact.policies import greedy_action
 from trash_env.files import atomic_write_bytes
@@ -28,9 +28,13 @@ from trash_env.rules import Rules
 
 MAGIC = b"trash-exact-tables\n"
 FORMAT = "trash_env exact tables"
-VERSION = 2  # 2: fixed-width keys (graph.state_key); 1 (still read): graph.state_key_v1
-READS = (1, 2)
-OBJECTIVE = "env return: P(seat 0 wins the round) - P(seat 1 wins); a round never finished is 0"
+# 3: graph.state_key, values the limit of ever later cut-offs wherever the equations leave a
+# value open; 2 held another solution there, 1 had other keys: both are refused.
+VERSION = 3
+OBJECTIVE = (
+    "env return: P(seat 0 wins the round) - P(seat 1 wins), the limit as T grows of the round "
+    "cut off after T turns and paying 0 there (where it alternates with T's parity, the mean)"
+)
 MAX_HEADER = 1 << 20
 MAX_K = 10
 _ARRAYS = (("keys", np.uint64), ("values", np.float64), ("actions", np.int8))
@@ -68,19 +72,16 @@ def preferred_actions(graph: Graph) -> np.ndarray:
 
 @dataclass
 class Round:
-    """One solved round: its states' keys (sorted), values and optimal actions; ``version``
-    is the key's format (:func:`~trash_env.exact.graph.state_key` for 2, ``state_key_v1``
-    for 1)."""
+    """One solved round: its states' keys (sorted, :func:`~trash_env.exact.graph.state_key`),
+    values and optimal actions."""
 
     sizes: tuple[int, int]
     keys: np.ndarray
     values: np.ndarray
     actions: np.ndarray
     start_values: tuple[float, float]
-    version: int = VERSION
-
-    def key(self, model: Model, state: State) -> int:
-        return state_key(model, state) if self.version == 2 else state_key_v1(model, state)
+    open_states: int = 0  # states whose value the cut-off recursion settled (not stored)
+    alternating_states: int = 0  # of those, the ones whose cut-off values alternate
 
 
 def solve_round(sizes: tuple[int, int], rules: Rules, progress: Callable | None = None) -> Round:
@@ -97,7 +98,15 @@ def solve_round(sizes: tuple[int, int], rules: Rules, progress: Callable | None 
     keys = enumerate_states(model, progress)
     solved = solve_states(model, keys, progress=progress)
     starts = (float(solved.start_value(0)), float(solved.start_value(1)))
-    return Round(sizes, keys, solved.values, solved.best, starts)
+    return Round(
+        sizes,
+        keys,
+        solved.values,
+        solved.best,
+        starts,
+        solved.cutoff.open_states,
+        solved.cutoff.alternating_states,
+    )
 
 
 class Tables:
@@ -107,14 +116,6 @@ class Tables:
         self.rules = rules
         self.max_size = max_size
         self.rounds = rounds
-
-    @property
-    def version(self) -> int:
-        """The key format of the rounds (one for all)."""
-        versions = {found.version for found in self.rounds.values()}
-        if len(versions) != 1:
-            raise ValueError(f"the rounds mix key formats {sorted(versions)}")
-        return versions.pop()
 
     def covers(self, sizes: tuple[int, int]) -> bool:
         return tuple(sorted(sizes)) in self.rounds
@@ -134,7 +135,7 @@ class Tables:
         if state.phase not in (DRAW, WILD, SWAP):
             raise ValueError("the exact tables hold decision states only")
         found = self.rounds[model.sizes]
-        key = np.uint64(found.key(model, state))
+        key = np.uint64(state_key(model, state))
         i = int(np.searchsorted(found.keys, key))
         if i >= len(found.keys) or found.keys[i] != key:
             raise ValueError(f"state not in the exact tables of round {sizes}: {state}")
@@ -170,7 +171,7 @@ class Tables:
             )
         header = {
             "format": FORMAT,
-            "version": self.version,
+            "version": VERSION,
             "rules": rules_key(self.rules),
             "max_size": self.max_size,
             "objective": OBJECTIVE,
@@ -204,9 +205,11 @@ class Tables:
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise fail("its header names another format")
         version = header.get("version")
-        if version not in READS:
+        if version != VERSION:
             raise fail(
-                f"it is version {version!r}; this code reads {' and '.join(map(str, READS))}"
+                f"it is version {version!r} and this code reads version {VERSION} (older "
+                "tables hold other values after a reshuffle): rebuild it with "
+                "python -m trash_env.exact build"
             )
         if header.get("rules") != rules_key(rules):
             raise fail(f"it was solved for rules {header.get('rules')!r}, not {rules_key(rules)!r}")
@@ -235,7 +238,7 @@ class Tables:
                     raise fail(f"round ({a}, {b}): its state keys are not strictly increasing")
                 v0, v1 = (float(x) for x in entry["start_values"])
                 rounds[(a, b)] = Round(
-                    (a, b), arrays["keys"], arrays["values"], arrays["actions"], (v0, v1), version
+                    (a, b), arrays["keys"], arrays["values"], arrays["actions"], (v0, v1)
                 )
         except (KeyError, TypeError, ValueError) as error:
             if isinstance(error, TableError):
@@ -282,7 +285,8 @@ def cache_dir() -> Path:
 def table_name(rules: Rules, max_size: int) -> str:
     key = rules_key(rules)
     wilds = key["wilds"] + ("-jokers" if key["jokers"] else "")
-    return f"tables-{wilds}-K{max_size}.bin"
+    # The format in the name: a cache of older tables is left alone and a new one built.
+    return f"tables-{wilds}-K{max_size}-v{VERSION}.bin"
 
 
 SHIPPED = Path(__file__).resolve().parent / "data"
