@@ -112,8 +112,16 @@ def test_the_check_command_holds_a_report_to_engine_play(tmp_path, capsys):
     assert "is not a report" in capsys.readouterr().err
 
 
-def test_the_engine_check_deals_equal_layouts_only():
-    from trash_env.exact.montecarlo import engine_win_rate
+def test_the_engine_check_plays_unequal_layouts(tmp_path, capsys):
+    """The engine starts a round at (1, 2), as a game arrives there after rounds won: the
+    check holds every matchup of the report's round to engine play within 3 standard errors,
+    either way round."""
+    from trash_env.exact.__main__ import main
 
-    with pytest.raises(ValueError, match="equal layouts only"):
-        engine_win_rate((1, 2), "greedy", "random", 10)
+    report = tmp_path / "report.json"
+    assert main(["report", "--max-size", "2", "--json", str(report)]) == 0
+    capsys.readouterr()
+    for sizes in (["1", "2"], ["2", "1"]):
+        assert main(["check", "--report", str(report), "--sizes", *sizes, "--deals", "600"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 3 and all(line.endswith(" SE)") for line in lines)

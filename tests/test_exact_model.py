@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from trash_env.engine import DECLINE, DRAW_STOCK, TAKE_DISCARD, Game
+from trash_env.engine import ABSENT, DECLINE, DRAW_STOCK, TAKE_DISCARD, Game
 from trash_env.exact.model import (
     DEAD,
     DRAW,
@@ -31,15 +31,18 @@ RULES = {
 
 
 def round_game(sizes: tuple[int, int], rules: Rules, seed: int, first: int = 0) -> Game:
-    """An engine game dealt at layout sizes ``sizes`` (a test reaches into the engine to deal
-    unequal sizes, which a game reaches only after rounds won)."""
-    game = Game(Rules(**{**rules.to_dict(), "start_size": max(sizes)}), seed=seed, first_player=0)
-    # The first deal may have ended at once (a 1-slot layout filled by the first draw).
-    game.done, game.winners, game.round_results, game.placings = False, (), [], None
-    game.sizes = list(sizes)
-    game.events.clear()
-    game._start_round(first)
-    return game
+    """An engine game dealt at layout sizes ``sizes`` (unequal ones as a game reaches them
+    after rounds won: the engine's ``sizes`` argument)."""
+    rules = Rules(**{**rules.to_dict(), "start_size": max(sizes)})
+    return Game(rules, seed=seed, first_player=first, sizes=sizes)
+
+
+def test_the_engine_starts_a_game_at_chosen_layout_sizes():
+    game = Game(Rules(start_size=3), seed=4, first_player=1, sizes=(1, 3))
+    assert game.sizes == [1, 3] and [sum(m != ABSENT for m in row) for row in game.state] == [1, 3]
+    for bad in [(1, 4), (0, 2), (2,), (1, 2, 3), (True, 2), "12", (1.0, 2)]:
+        with pytest.raises(ValueError, match="sizes must give 2 layout sizes, each an integer"):
+            Game(Rules(start_size=3), sizes=bad)
 
 
 def test_classes_group_the_ranks_no_layout_can_use():

@@ -145,6 +145,10 @@ class Game:
             from its top down; it must hold exactly the cards of the decks. Deals beyond the
             list are shuffled by ``rng``.
         first_player: the first round's first player (default: drawn by ``rng``).
+        sizes: the first round's layout size per player (default: ``rules.start_size`` each),
+            each from ``target_size + 1`` to ``start_size``: a game started where a game of
+            these rules arrives after rounds won (the winner's layout shrinks), as endgame
+            studies need.
 
     Besides the rules' public state (``layout``, ``state``, ``sizes``, ``stock``, ``discard``,
     ``held``, ``decision``, ...), three attributes the observation encoders read on every step
@@ -177,6 +181,7 @@ class Game:
         *,
         deals: Sequence[Sequence[int]] = (),
         first_player: int | None = None,
+        sizes: Sequence[int] | None = None,
     ) -> None:
         self.rules = rules if rules is not None else Rules()
         self.rng = np.random.default_rng(seed)
@@ -187,7 +192,7 @@ class Game:
         self.totals = rank_totals(self.rules.decks, self.rules.jokers)
         self._deck = build_deck(self.rules.decks, self.rules.jokers)
         self._stacked = [list(order) for order in deals]
-        self.sizes = [self.rules.start_size] * n
+        self.sizes = [self.rules.start_size] * n if sizes is None else self._check_sizes(sizes)
         self.rounds_won = [0] * n
         self.deal_number = 0  # deals finished
         self.turns = 0  # turns finished in the whole game
@@ -205,6 +210,18 @@ class Game:
                 f"first_player must be an integer from 0 to {n - 1} or None, got {first_player!r}"
             )
         self._start_round(int(first_player))
+
+    def _check_sizes(self, sizes: Sequence[int]) -> list[int]:
+        low, high = self.rules.target_size + 1, self.rules.start_size
+        found = [_integer(size) for size in sizes] if isinstance(sizes, (list, tuple)) else []
+        if len(found) != self.num_players or any(
+            size is None or not low <= size <= high for size in found
+        ):
+            raise ValueError(
+                f"sizes must give {self.num_players} layout sizes, each an integer from {low} "
+                f"to {high}, got {sizes!r}"
+            )
+        return [int(size) for size in found if size is not None]
 
     # ------------------------------------------------------------------ public API
 

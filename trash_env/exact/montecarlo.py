@@ -1,4 +1,4 @@
-"""Exact win rates held to play in the real engine: rounds dealt at equal layout sizes, each
+"""Exact win rates held to play in the real engine: rounds dealt at any layout sizes, each
 seat playing a policy read from the public state (``optimal`` from the tables, ``greedy``,
 ``counting``, ``random``), the win rate over the four seatings with its standard error.
 
@@ -25,15 +25,10 @@ POLICIES = ("optimal", "greedy", "counting", "random")
 
 
 def round_game(sizes: tuple[int, int], rules: Rules, seed: int, first: int) -> Game:
-    """An engine round dealt at layouts of ``sizes`` slots each, seat ``first`` to draw. The
-    engine deals equal layouts only (unequal ones come after rounds won), so ``sizes`` must
-    be equal."""
-    if sizes[0] != sizes[1]:
-        raise ValueError(
-            f"the engine check deals rounds of equal layouts only (an engine game reaches "
-            f"unequal ones after rounds won); got sizes {sizes}"
-        )
-    return Game(Rules(**{**rules.to_dict(), "start_size": sizes[0]}), seed, first_player=first)
+    """An engine round dealt at layouts of ``sizes`` slots, seat ``first`` to draw: a game
+    whose start size is the larger, started at ``sizes`` as after rounds won."""
+    rules = Rules(**{**rules.to_dict(), "start_size": max(sizes)})
+    return Game(rules, seed, first_player=first, sizes=sizes)
 
 
 def policy(
