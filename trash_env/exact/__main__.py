@@ -115,7 +115,31 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--sizes", type=int, nargs=2, required=True, metavar=("A", "B"))
     check.add_argument("--deals", type=int, default=2000, help="engine rounds per matchup")
     check.add_argument("--seed", type=int, default=0)
+    seer = commands.add_parser(
+        "clairvoyant", help="W(clairvoyant vs random) per round up to --max-size, sampled deals"
+    )
+    seer.add_argument("--max-size", type=int, required=True, help=f"K, from 1 to {MAX_K}")
+    seer.add_argument("--deals", type=int, default=20_000, help="decks shuffled per round")
+    seer.add_argument("--seed", type=int, default=0)
+    seer.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
+    if args.command == "clairvoyant":
+        from trash_env.exact.clairvoyant import win_rate
+
+        try:
+            if not 1 <= args.max_size <= MAX_K:
+                raise ValueError(f"--max-size must be from 1 to {MAX_K}, got {args.max_size}")
+            rows = []
+            for sizes in pairs(args.max_size):
+                rows.append(win_rate(sizes, args.deals, args.seed))
+                low, high = rows[-1]["win_rate"]
+                print(f"{sizes}: {low:.4f} to {high:.4f} +- {rows[-1]['standard_error']:.4f}")
+            if args.json:
+                atomic_write_text(args.json, json.dumps(rows, indent=1) + "\n")
+        except (ValueError, OSError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "check":
         try:
             return check_report(args.report, tuple(args.sizes), args.deals, args.seed)
@@ -150,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.perf_counter() - began:.1f} s, {path.stat().st_size} bytes"
     )
     for sizes, solved in sorted(tables.rounds.items()):
-        print(f"  round {sizes}: {len(solved.keys)} states, start values {solved.start_values}")
+        print(
+            f"  round {sizes}: {len(solved.keys)} states ({solved.open_states} left open by the "
+            f"equations, settled by the cut-off recursion, {solved.alternating_states} of them "
+            f"alternating with its parity), start values {solved.start_values}"
+        )
     return 0
 
 
