@@ -1,6 +1,6 @@
-"""``trash_env.jax_env.threefry``: the engine's key splits and shuffle bits are
-``jax.random``'s, value for value (the first player's ``randint`` too); the benchmark's action draw, built on them, is a uniform
-draw of a legal action."""
+"""``trash_env.jax_env.threefry``: the engine's key splits, shuffle bits and first player's
+``randint`` are ``jax.random``'s, value for value; the benchmark's action draw, built on them,
+is a uniform draw of a legal action."""
 
 from __future__ import annotations
 
