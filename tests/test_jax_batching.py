@@ -112,3 +112,30 @@ def test_every_kind_of_array_comes_back_as_the_per_game_cond_gives_it(helper: st
     one = jax.jit(lambda p, *x: when(p, _mixed, x))(pred[0], *(a[0] for a in x))
     for got, want in zip(one, per_game, strict=True):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want)[0])
+
+
+@pytest.mark.parametrize("batch", [1, 20])
+def test_a_batch_of_one_chunk_runs_fn_once_on_it_without_gathers(batch: int) -> None:
+    """Where the chunk would be the whole batch (``gather_size`` of it is the batch), fn runs
+    once on the batch and its results are taken where ``pred`` holds: no gather, no
+    scatter in the program."""
+    assert gather_size(batch) == batch
+    rng = np.random.default_rng(batch)
+    a = np.arange(batch, dtype=np.int32)
+    b = rng.integers(0, 100, (batch, 7)).astype(np.int32)
+    runs: list[int] = []
+
+    def counted(x: tuple) -> tuple:
+        jax.debug.callback(lambda a: runs.append(np.size(a)), x[0])
+        return _work(x)
+
+    program = jax.jit(jax.vmap(lambda p, a, b: where_needed(p, counted, (a, b))))
+    for pred in (np.arange(batch) % 3 == 0, np.zeros(batch, bool)):
+        runs.clear()
+        out = program(pred, a, b)
+        jax.block_until_ready(out)
+        for got, want in zip(out, _expected(pred, a, b), strict=True):
+            np.testing.assert_array_equal(np.asarray(got), want)
+        assert sum(runs) == (batch if pred.any() else 0)  # one call a game
+    text = program.lower(pred, a, b).compile().as_text()
+    assert " gather(" not in text and " scatter(" not in text

@@ -1,6 +1,6 @@
-"""``trash_env.jax_env.threefry``: the engine's key splits and shuffle bits are
-``jax.random``'s, value for value; the benchmark's action draw, built on them, is a uniform
-draw of a legal action."""
+"""``trash_env.jax_env.threefry``: the engine's key splits, shuffle bits and first player's
+``randint`` are ``jax.random``'s, value for value; the benchmark's action draw, built on them,
+is a uniform draw of a legal action."""
 
 from __future__ import annotations
 
@@ -46,6 +46,20 @@ def test_split_n_and_split_at_are_jax_random_split() -> None:
         jax.random.key_data(threefry.split_n(typed, 3)),
         jax.random.key_data(jax.random.split(typed, 3)),
     )
+
+
+def test_randint_is_jax_random_randint() -> None:
+    """The first player's draw: ``jax.random.randint(key, (), 0, n)`` value for value, for
+    every player count (and 1, 7 and 13 beside them)."""
+    keys = jax.random.split(jax.random.PRNGKey(2028), 4099)
+    for n in (1, 2, 3, 4, 5, 6, 7, 13):
+        ours = jax.jit(jax.vmap(lambda k, n=n: threefry.randint(k, n)))(keys)
+        theirs = jax.vmap(lambda k, n=n: jax.random.randint(k, (), 0, n, jnp.int32))(keys)
+        assert ours.dtype == jnp.int32
+        np.testing.assert_array_equal(ours, theirs)
+    with jax.threefry_partitionable(False):
+        key = jax.random.PRNGKey(9)
+        assert int(threefry.randint(key, 5)) == int(jax.random.randint(key, (), 0, 5))
 
 
 def test_other_key_settings_draw_through_jax_random() -> None:

@@ -105,6 +105,20 @@ def _batched(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[j
     return pred, x
 
 
+def _on_the_batch(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
+    """The batching rule of ``when``, for a batch ``x`` and its ``pred``: ``fn`` for the whole
+    batch, taken where ``pred`` holds, only if some game's does (for one game, no select)."""
+
+    def select(x: T) -> T:
+        def pick(o: jax.Array, a: jax.Array) -> jax.Array:
+            return jnp.where(pred.reshape(pred.shape + (1,) * (a.ndim - 1)), o, a)
+
+        out = jax.vmap(fn)(x)
+        return out if pred.shape[0] == 1 else jax.tree.map(pick, out, x)
+
+    return lax.cond(pred.any(), select, lambda x: x, x)
+
+
 def where_needed(
     pred: jax.Array,
     fn: Callable[[T], T],
@@ -114,11 +128,15 @@ def where_needed(
 ) -> T:
     """``fn(x)`` if ``pred`` else ``x`` (``fn`` keeps ``x``'s structure, shapes and dtypes);
     under ``jax.vmap``, ``fn`` runs only for the games whose ``pred`` holds, as said above,
-    in chunks of ``gather_size(batch, share, least)`` games (one compilation of ``fn``)."""
+    in chunks of ``gather_size(batch, share, least)`` games (one compilation of ``fn``); where
+    one chunk would be the whole batch, as ``when`` (no gathers, no scatters)."""
 
     def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
         pred, x = _batched(axis_size, in_batched, pred, x)
         size = gather_size(axis_size, share, least)
+        if size >= axis_size:
+            out = _on_the_batch(pred, fn, x)
+            return out, jax.tree.map(lambda _: True, out)
         kept: list[bool] = []  # per leaf of x, whether fn hands it back as it was
 
         def gathered(x: T) -> T:
@@ -152,14 +170,7 @@ def when(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
 
     def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
         pred, x = _batched(axis_size, in_batched, pred, x)
-
-        def select(x: T) -> T:
-            def pick(o: jax.Array, a: jax.Array) -> jax.Array:
-                return jnp.where(pred.reshape(pred.shape + (1,) * (a.ndim - 1)), o, a)
-
-            return jax.tree.map(pick, jax.vmap(fn)(x), x)
-
-        out = lax.cond(pred.any(), select, lambda x: x, x)
+        out = _on_the_batch(pred, fn, x)
         return out, jax.tree.map(lambda _: True, out)
 
     return _cond(fn, _rule)(jnp.asarray(pred, jnp.bool_), x)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
 from trash_env.codes import CFG_CARDS
@@ -49,9 +50,12 @@ def observation(g: Game, observer: jax.Array) -> jax.Array:
     )
     top = jnp.where(g.ndiscard > 0, g.discard[jnp.maximum(g.ndiscard - 1, 0)], NO_CARD)
     held = jnp.where(g.held >= 0, g.held, NO_CARD)
-    totals = g.totals.astype(F32)
+    # The divisors are the rules': constants where the rules are baked in (``env.init``),
+    # and XLA turns a division by a constant into a product with its reciprocal, which rounds
+    # differently from the reference's division in some last bits. Behind a barrier they are
+    # divisors in every program.
+    totals, cards = lax.optimization_barrier((g.totals.astype(F32), g.cfg[CFG_CARDS].astype(F32)))
     visible = jnp.where(g.totals > 0, (totals - g.hidden) / jnp.maximum(totals, 1.0), 0.0)
-    cards = g.cfg[CFG_CARDS].astype(F32)
     return jnp.concatenate(
         [
             jnp.concatenate([slots, tail], axis=1).reshape(-1),

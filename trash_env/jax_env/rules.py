@@ -152,7 +152,7 @@ def shuffle_order(sub: Array, m: Array, capacity: int) -> Array:
 
 
 def first_player(sub: Array, n: int) -> Array:
-    return jax.random.randint(sub, (), 0, n, dtype=I32)
+    return threefry.randint(sub, n)
 
 
 def shuffle_stock(g: Game, m: Array) -> Game:

@@ -82,6 +82,18 @@ def split_at(key: jax.Array, i: int) -> jax.Array:
     return _once(jnp.stack([a, b]))
 
 
+def randint(key: jax.Array, n: int) -> jax.Array:
+    """``jax.random.randint(key, (), 0, n, jnp.int32)`` of a raw ``uint32[2]`` key (``n`` a
+    positive int): its two words of bits, each reduced modulo ``n``, combined as jax does."""
+    if not _written_out(key):
+        return jax.random.randint(key, (), 0, n, jnp.int32)
+    high_key, low_key = split(key)
+    high, low = bits(high_key, 1)[0], bits(low_key, 1)[0]
+    span = _U32(n)
+    multiplier = _U32((2**16 % n) ** 2 % n)
+    return (((high % span) * multiplier + low % span) % span).astype(jnp.int32)
+
+
 def bits(key: jax.Array, n: int) -> jax.Array:
     """``jax.random.bits(key, (n,), uint32)`` of a raw ``uint32[2]`` key."""
     if not _written_out(key):
