@@ -17,13 +17,13 @@ if _TESTS not in sys.path:
 # Parametrized cases slow where their siblings are quick, by their test ids: the snippets of
 # docs/jax.md compile the JAX engine (17-24 s on an idle 2-core machine, minutes under load;
 # issue 40); the differential harness checks the engines after every decision of many games,
-# and keeps the standard game's family (every engine) in the first tier, the other nine
-# families (each with a JAX compile of its own) and the JAX plain rules' own compiles in the
-# second.
+# and keeps the standard game's family and the illegal actions of the numba kernels in the
+# first tier; the other nine families and every case of the JAX engine (scheduled or plain
+# rules: each compiles it) are in the second.
 SLOW_CASES = re.compile(
     r"tests/test_docs\.py::test_python_blocks_run_as_pasted\[docs/jax\.md:"
     r"|tests/test_vector_differential\.py::test_engine_matches_reference\[(?!standard-)"
-    r"|tests/test_vector_differential\.py::test_\w+\[(standard-)?jax-rules\]"
+    r"|tests/test_vector_differential\.py::test_\w+\[(standard-)?jax(-rules)?\]"
 )
 
 
