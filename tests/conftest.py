@@ -1,9 +1,12 @@
 """Shared pytest setup: make ``tests/helpers.py`` importable whatever pytest's import mode,
 mark the slow cases of tests that are otherwise quick (the second tier, ``pytest -m slow``),
-and the ``web`` fixture the web tests share."""
+give the session one JAX compilation cache, and the ``web`` fixture the web tests share."""
 
+import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,41 @@ SLOW_CASES = re.compile(
     r"|tests/test_vector_differential\.py::test_engine_matches_reference\[(?!standard-)"
     r"|tests/test_vector_differential\.py::test_\w+\[(standard-)?jax(-rules)?\]"
 )
+
+
+# JAX's persistent compilation cache, for the test process and every subprocess it starts (they
+# inherit the environment): a program compiled again, by a fresh jax.jit of the same function
+# in another test, a docs snippet or an example, is read back instead (on the CPU, the JAX
+# engine's init and step: 19-23 s of CPU compiled, 3-5 s read back; docs/development.md). Every
+# program is kept, however quick its compile. A folder of the session's own, removed at its end,
+# unless JAX_COMPILATION_CACHE_DIR is set already (.ci/run shares one between the two tiers).
+_JAX_CACHE_SETTINGS = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+}
+_own_jax_cache: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+        _own_jax_cache.append(tempfile.mkdtemp(prefix="trash-env-jax-cache-"))
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = _own_jax_cache[0]
+    for name, value in _JAX_CACHE_SETTINGS.items():
+        os.environ.setdefault(name, value)
+    if "jax" in sys.modules:  # imported before this hook (a plugin): it read its settings
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+        for name, value in _JAX_CACHE_SETTINGS.items():
+            jax.config.update(name.lower(), float(value) if "TIME" in name else int(value))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _own_jax_cache:
+        shutil.rmtree(folder, ignore_errors=True)
+        if os.environ.get("JAX_COMPILATION_CACHE_DIR") == folder:
+            del os.environ["JAX_COMPILATION_CACHE_DIR"]
+    _own_jax_cache.clear()
 
 
 @pytest.hookimpl(tryfirst=True)  # before the -m selection
