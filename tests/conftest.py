@@ -19,14 +19,16 @@ if _TESTS not in sys.path:
 
 # Parametrized cases slow where their siblings are quick, by their test ids: the snippets of
 # docs/jax.md compile the JAX engine (17-24 s on an idle 2-core machine, minutes under load;
-# issue 40); the differential harness checks the engines after every decision of many games,
-# and keeps the standard game's family and the illegal actions of the numba kernels in the
-# first tier; the other nine families and every case of the JAX engine (scheduled or plain
-# rules: each compiles it) are in the second.
+# issue 40). The differential harness checks the engines after every decision of many games:
+# the first tier keeps the standard game on the numba kernels' one-core form (their every-core
+# form gives its bits after every step: test_parallel_kernels_give_the_serial_bits) and the
+# illegal actions of both forms; the other families, the every-core form's standard game and
+# every case of the JAX engine (scheduled or plain rules: each compiles it) are in the second.
 SLOW_CASES = re.compile(
     r"tests/test_docs\.py::test_python_blocks_run_as_pasted\[docs/jax\.md:"
-    r"|tests/test_vector_differential\.py::test_engine_matches_reference\[(?!standard-)"
-    r"|tests/test_vector_differential\.py::test_\w+\[(standard-)?jax(-rules)?\]"
+    r"|tests/test_vector_differential\.py::test_engine_matches_reference"
+    r"\[(?!standard-numba-one-core\])"
+    r"|tests/test_vector_differential\.py::test_illegal_actions_change_nothing\[jax(-rules)?\]"
 )
 
 
