@@ -1,9 +1,12 @@
 """Shared pytest setup: make ``tests/helpers.py`` importable whatever pytest's import mode,
 mark the slow cases of tests that are otherwise quick (the second tier, ``pytest -m slow``),
-and the ``web`` fixture the web tests share."""
+give the session one JAX compilation cache, and the ``web`` fixture the web tests share."""
 
+import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,15 +19,52 @@ if _TESTS not in sys.path:
 
 # Parametrized cases slow where their siblings are quick, by their test ids: the snippets of
 # docs/jax.md compile the JAX engine (17-24 s on an idle 2-core machine, minutes under load;
-# issue 40); the differential harness checks the engines after every decision of many games,
-# and keeps the standard game's family (every engine) in the first tier, the other nine
-# families (each with a JAX compile of its own) and the JAX plain rules' own compiles in the
-# second.
+# issue 40). The differential harness checks the engines after every decision of many games:
+# the first tier keeps the standard game on the numba kernels' one-core form (their every-core
+# form gives its bits after every step: test_parallel_kernels_give_the_serial_bits) and the
+# illegal actions of both forms; the other families, the every-core form's standard game and
+# every case of the JAX engine (scheduled or plain rules: each compiles it) are in the second.
 SLOW_CASES = re.compile(
     r"tests/test_docs\.py::test_python_blocks_run_as_pasted\[docs/jax\.md:"
-    r"|tests/test_vector_differential\.py::test_engine_matches_reference\[(?!standard-)"
-    r"|tests/test_vector_differential\.py::test_\w+\[(standard-)?jax-rules\]"
+    r"|tests/test_vector_differential\.py::test_engine_matches_reference"
+    r"\[(?!standard-numba-one-core\])"
+    r"|tests/test_vector_differential\.py::test_illegal_actions_change_nothing\[jax(-rules)?\]"
 )
+
+
+# JAX's persistent compilation cache, for the test process and every subprocess it starts (they
+# inherit the environment): a program compiled again, by a fresh jax.jit of the same function
+# in another test, a docs snippet or an example, is read back instead (on the CPU, the JAX
+# engine's init and step: 19-23 s of CPU compiled, 3-5 s read back; docs/development.md). Every
+# program is kept, however quick its compile. A folder of the session's own, removed at its end,
+# unless JAX_COMPILATION_CACHE_DIR is set already (.ci/run shares one between the two tiers).
+_JAX_CACHE_SETTINGS = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+}
+_own_jax_cache: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+        _own_jax_cache.append(tempfile.mkdtemp(prefix="trash-env-jax-cache-"))
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = _own_jax_cache[0]
+    for name, value in _JAX_CACHE_SETTINGS.items():
+        os.environ.setdefault(name, value)
+    if "jax" in sys.modules:  # imported before this hook (a plugin): it read its settings
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+        for name, value in _JAX_CACHE_SETTINGS.items():
+            jax.config.update(name.lower(), float(value) if "TIME" in name else int(value))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _own_jax_cache:
+        shutil.rmtree(folder, ignore_errors=True)
+        if os.environ.get("JAX_COMPILATION_CACHE_DIR") == folder:
+            del os.environ["JAX_COMPILATION_CACHE_DIR"]
+    _own_jax_cache.clear()
 
 
 @pytest.hookimpl(tryfirst=True)  # before the -m selection

@@ -543,6 +543,70 @@ def test_an_interrupted_or_killed_evaluation_leaves_no_process_and_says_one_line
     assert (process.returncode, err.strip()) == expected, err
 
 
+# A user's run of evaluate.py whose first worker gets the signal at the worst moment: started,
+# its start-up data not yet written (the Ctrl-C goes to the whole group, as a terminal's does).
+# The race is made certain by wrapping multiprocessing's spawn; run as a script, so workers
+# re-import it under their own __name__ and skip main().
+_SIGNAL_WHILE_SPAWNING = """
+import os, signal, sys
+import multiprocessing.util
+
+def main(how):
+    spawn = multiprocessing.util.spawnv_passfds
+    sent = []
+
+    def spawn_then_signal(path, args, passfds):
+        pid = spawn(path, args, passfds)
+        if not sent and any("spawn_main" in os.fsdecode(a) for a in args):  # not the tracker
+            sent.append(how)
+            if how == "Ctrl-C":
+                os.killpg(0, signal.SIGINT)
+            else:
+                os.kill(os.getpid(), signal.SIGTERM)
+        return pid
+
+    multiprocessing.util.spawnv_passfds = spawn_then_signal
+    from agents.evaluation.cli import main as evaluate
+    return evaluate(sys.argv[2:])
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_a_signal_while_a_worker_is_spawning_says_one_line_and_no_traceback(how, tmp_path):
+    """Before the fix the half-started worker printed multiprocessing's ``EOFError`` traceback
+    (SIGTERM), or the Ctrl-C was lost and the evaluation ran on."""
+    script = tmp_path / "evaluate_signalled.py"
+    script.write_text(_SIGNAL_WHILE_SPAWNING)
+    process = start_interruptible(
+        [
+            sys.executable,
+            str(script),
+            how,
+            *"--agents greedy random --games 2000000".split(),
+            *"--workers 2 --engine reference --no-progress --quiet".split(),
+        ],
+        ROOT,
+    )
+    try:
+        try:  # a bound on a hang: it ends within seconds of the signal
+            _, err = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{how} while a worker was spawning was lost: the evaluation ran on")
+        _wait(lambda: not _session(process.pid), "every worker process to end", 60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    expected = {
+        "SIGTERM": (143, "python evaluate.py: terminated"),
+        "Ctrl-C": (130, "python evaluate.py: interrupted"),
+    }[how]
+    assert (process.returncode, err.strip()) == expected, err
+
+
 @pytest.mark.slow
 def test_results_stream_into_the_statistics_instead_of_piling_up():
     """Memory flat in the number of games: the GameResults alive at any moment are those of

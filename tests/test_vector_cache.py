@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import time
@@ -47,10 +48,14 @@ print("misses", sum(cachedmod.total.stats.cache_misses.values()))
 """
 
 
-def _setup(tmp_path: Path) -> dict[str, str]:
-    (tmp_path / "cachedmod.py").write_text(MODULE)
+def _setup(tmp_path: Path, module_dir: Path | None = None) -> dict[str, str]:
+    """The environment of a child that imports ``cachedmod`` from ``module_dir`` (written there
+    when None: ``tmp_path``) with numba's cache in ``tmp_path / "cache"``."""
+    if module_dir is None:
+        module_dir = tmp_path
+        (tmp_path / "cachedmod.py").write_text(MODULE)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT)])
+    env["PYTHONPATH"] = os.pathsep.join([str(module_dir), str(ROOT)])
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
     return env
 
@@ -95,6 +100,27 @@ def _key_of(entries: dict, dtype: str) -> object:
     return key
 
 
+# What the tests of one planted fault start from: a cache holding these signatures, compiled once.
+CACHED = ("int8", "int32", "int64", "float64")
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding ``cachedmod.py`` and, in ``cache``, numba's cache of its ``CACHED``
+    signatures (the cache's entries name the module's folder: children import it from here)."""
+    folder = tmp_path_factory.mktemp("compiled")
+    env = _setup(folder)
+    lines, err = _run(env, *CACHED)
+    assert lines[:2] == ["ok", f"misses {len(CACHED)}"], (lines, err)
+    return folder
+
+
+def _setup_cached(tmp_path: Path, compiled: Path) -> dict[str, str]:
+    """A test's own copy of the ``compiled`` cache, which it may spoil."""
+    shutil.copytree(compiled / "cache", tmp_path / "cache")
+    return _setup(tmp_path, compiled)
+
+
 @pytest.mark.slow
 def test_processes_compiling_at_once_on_an_empty_cache_leave_a_whole_one(tmp_path: Path) -> None:
     env = _setup(tmp_path)
@@ -113,9 +139,10 @@ def test_processes_compiling_at_once_on_an_empty_cache_leave_a_whole_one(tmp_pat
         assert err == "", err
 
 
-def test_bytes_changed_in_an_entry_are_compiled_again_with_one_line(tmp_path: Path) -> None:
-    env = _setup(tmp_path)
-    assert _run(env, "int64", "float64")[0][0] == "ok"
+def test_bytes_changed_in_an_entry_are_compiled_again_with_one_line(
+    tmp_path: Path, compiled: Path
+) -> None:
+    env = _setup_cached(tmp_path, compiled)
     _, _, entries = _read_index(_index(tmp_path))
     data = _index(tmp_path).parent / entries[_key_of(entries, "int64")][0]
     payload = bytearray(data.read_bytes())
@@ -130,11 +157,12 @@ def test_bytes_changed_in_an_entry_are_compiled_again_with_one_line(tmp_path: Pa
     assert _run(env, "int64", "float64") == (["ok", "misses 0", ""], "")
 
 
-def test_an_entry_holding_another_signatures_code_is_compiled_again(tmp_path: Path) -> None:
+def test_an_entry_holding_another_signatures_code_is_compiled_again(
+    tmp_path: Path, compiled: Path
+) -> None:
     """The state the concurrent first runs of issue 41 left: an index entry naming the code
     compiled for another record type (here: int8's code filed under float64, checksum right)."""
-    env = _setup(tmp_path)
-    assert _run(env, "int8", "float64")[0][0] == "ok"
+    env = _setup_cached(tmp_path, compiled)
     path = _index(tmp_path)
     version, stamp, entries = _read_index(path)
     entries[_key_of(entries, "float64")] = entries[_key_of(entries, "int8")]
@@ -145,9 +173,8 @@ def test_an_entry_holding_another_signatures_code_is_compiled_again(tmp_path: Pa
     assert len(said) == 1 and "holds another signature" in said[0], err
 
 
-def test_an_unreadable_index_is_compiled_again(tmp_path: Path) -> None:
-    env = _setup(tmp_path)
-    assert _run(env, "int32")[0][0] == "ok"
+def test_an_unreadable_index_is_compiled_again(tmp_path: Path, compiled: Path) -> None:
+    env = _setup_cached(tmp_path, compiled)
     _index(tmp_path).write_bytes(b"\x80\x05not an index at all")
     lines, err = _run(env, "int32")
     assert lines[:2] == ["ok", "misses 1"], (lines, err)
@@ -155,9 +182,8 @@ def test_an_unreadable_index_is_compiled_again(tmp_path: Path) -> None:
     assert _run(env, "int32") == (["ok", "misses 0", ""], "")
 
 
-def test_a_compilation_waits_for_the_caches_lock(tmp_path: Path) -> None:
-    env = _setup(tmp_path)
-    assert _run(env, "int64")[0][0] == "ok"  # the cache folder and its lock file exist
+def test_a_compilation_waits_for_the_caches_lock(tmp_path: Path, compiled: Path) -> None:
+    env = _setup_cached(tmp_path, compiled)  # the cache folder and its lock file exist
     lock = _index(tmp_path).parent / "trash_env.lock"
     with lock.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)

@@ -16,6 +16,8 @@ variant: fewer where whole games are long); about a minute.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -123,43 +125,44 @@ def pcg_words(game: Game) -> list[int]:
     ]
 
 
+# The reference's attributes in reference_state's order, read in one call (the harness reads
+# them after every decision of every game).
+_REFERENCE_FIELDS = attrgetter(
+    *PER_PLAYER,
+    *("_" + name for name in PRIVATE_PER_PLAYER),
+    *SCALARS,
+    *("_" + name for name in PRIVATE),
+    *PILES,
+)
+
+
 def reference_state(game: Game, words: list[int]) -> tuple:
     """Everything the engines must agree on, ``words`` being the generator's state."""
-    private = [getattr(game, "_" + name) for name in PRIVATE_PER_PLAYER]
-    return (
-        *(getattr(game, name) for name in PER_PLAYER),
-        *private,
-        *(getattr(game, name) for name in SCALARS),
-        *(getattr(game, "_" + name) for name in PRIVATE),
-        *(getattr(game, name) for name in PILES),
-        words,
-    )
+    return (*_REFERENCE_FIELDS(game), words)
 
 
-def columns_states(columns: dict, rng: list, n: int, size: int) -> list[tuple]:
-    """Every game's state as ``reference_state`` lists it, from the engine's fields (numpy
-    arrays with the batch axis first, named as the reference's attributes)."""
-    cols = [columns[name][:, :n].tolist() for name in PER_PLAYER + PRIVATE_PER_PLAYER]
-    cols += [columns[name].tolist() for name in SCALARS + PRIVATE]
-    counts = columns["nstock"].tolist(), columns["ndiscard"].tolist()
-    piles = [columns[name].tolist() for name in PILES]
-    return [
-        (
-            *(column[i] for column in cols),
-            piles[0][i][: counts[0][i]],
-            piles[1][i][: counts[1][i]],
-            rng[i],
-        )
-        for i in range(size)
-    ]
+def columns_states(columns: dict, rng: np.ndarray, n: int, rows: Sequence[int]) -> list[tuple]:
+    """The state of the games ``rows`` (in that order) as ``reference_state`` lists it, from
+    the engine's fields (numpy arrays with the batch axis first, named as the reference's
+    attributes) and ``rng``, each game's generator words."""
+    take = np.asarray(rows, dtype=np.intp)
+    cols = [columns[name][take, :n].tolist() for name in PER_PLAYER + PRIVATE_PER_PLAYER]
+    cols += [columns[name][take].tolist() for name in SCALARS + PRIVATE]
+    for name, count in zip(PILES, ("nstock", "ndiscard"), strict=True):
+        piles, sizes = columns[name][take].tolist(), columns[count][take].tolist()
+        cols.append([pile[:size] for pile, size in zip(piles, sizes, strict=True)])
+    cols.append(rng[take].tolist())
+    return list(zip(*cols, strict=True))
 
 
-def batch_states(batch: VectorGame) -> list[tuple]:
-    """Every game of a numba batch as ``reference_state`` lists it."""
+def batch_states(batch: VectorGame, rows: Sequence[int] | None = None) -> list[tuple]:
+    """The games ``rows`` (default: every game) of a numba batch as ``reference_state`` lists
+    them."""
     games = batch.games
     names = PER_PLAYER + PRIVATE_PER_PLAYER + SCALARS + PRIVATE + PILES
     columns = {name: games[name] for name in (*names, "nstock", "ndiscard")}
-    return columns_states(columns, games["rng"].tolist(), batch.num_players, len(games))
+    rows = range(len(games)) if rows is None else rows
+    return columns_states(columns, games["rng"], batch.num_players, rows)
 
 
 class NumbaEngine:
@@ -176,8 +179,8 @@ class NumbaEngine:
     def ref_state(self, game: Game) -> tuple:
         return reference_state(game, pcg_words(game))
 
-    def states(self) -> list[tuple]:
-        return batch_states(self.batch)
+    def states(self, rows: Sequence[int]) -> list[tuple]:
+        return batch_states(self.batch, rows)
 
     def where(self, i: int) -> str:
         return f"seed {int(self.batch.seeds[i])}"
@@ -280,11 +283,11 @@ class JaxEngine:
     def ref_state(self, game: Game) -> tuple:
         return reference_state(game, game.rng.words())  # type: ignore[attr-defined]
 
-    def states(self) -> list[tuple]:
+    def states(self, rows: Sequence[int]) -> list[tuple]:
         g = self.games
         names = PER_PLAYER + PRIVATE_PER_PLAYER + SCALARS + PRIVATE + PILES
         columns = {name: np.asarray(getattr(g, name)) for name in (*names, "nstock", "ndiscard")}
-        return columns_states(columns, g.key.tolist(), self.num_players, self.batch_size)
+        return columns_states(columns, np.asarray(g.key), self.num_players, rows)
 
     def where(self, i: int) -> str:
         return f"key {self.key_words[i]}"
@@ -361,7 +364,8 @@ class Checker:
 
     def check(self) -> None:
         engine, n = self.engine, self.engine.num_players
-        states = engine.states()
+        running = [i for i, finished in enumerate(self.finished) if not finished]
+        states = dict(zip(running, engine.states(running), strict=True))
         looks = self.sample.random(len(self.refs)) < self.observe
         masks = observations = None
         shrunk = engine.shrunk()
@@ -484,7 +488,7 @@ def test_illegal_actions_change_nothing(engine: str) -> None:
                 game.step(int(actions[i]))
                 expect.append(True)
         assert batch.step(actions) == expect
-        states = batch.states()
+        states = batch.states(range(size))
         for i, game in enumerate(refs):
             assert states[i] == batch.ref_state(game)
 
