@@ -23,7 +23,15 @@ from numba import types
 from numba.typed import Dict
 
 from trash_env.cards import NUM_RANKS, build_deck
-from trash_env.exact.compiled import DECLINE, DOWN, DRAW_STOCK, NATURAL, TAKE_DISCARD, WILD_UP
+from trash_env.exact.compiled import (
+    DECLINE,
+    DOWN,
+    DRAW_STOCK,
+    NATURAL,
+    TAKE_DISCARD,
+    WILD_UP,
+    _face_down,
+)
 from trash_env.exact.model import Classes
 from trash_env.numba_cache import njit
 from trash_env.rules import Rules
@@ -34,17 +42,6 @@ SEAT0_WINS, SEAT1_WINS, RESHUFFLE = -1, -2, -3
 TOLERANCE = 1e-14
 # The state: marks of seat 0's then seat 1's slots, then these fields.
 PLAYER, PHASE, HELD, TOP, NEXT = 0, 1, 2, 3, 4
-
-
-@njit(cache=True)
-def _face_down(s, a, b, player):
-    lo = 0 if player == 0 else a
-    size = a if player == 0 else b
-    count = 0
-    for i in range(size):
-        if s[lo + i] == DOWN:
-            count += 1
-    return count
 
 
 @njit(cache=True)

@@ -415,6 +415,18 @@ def _expand(start, a, b, classes, totals, bases, stack, stack_p, out_key, out_en
 
 
 @njit(cache=True)
+def _expansion_buffers(width):
+    """Scratch space for :func:`_expand`: its stack of part-played states with their
+    probabilities, and the successors' keys, ends and probabilities."""
+    stack = np.empty((STACK, width), dtype=np.int64)
+    stack_p = np.empty(STACK)
+    keys = np.empty(OUTCOMES, dtype=np.uint64)
+    ends = np.empty(OUTCOMES, dtype=np.int64)
+    probs = np.empty(OUTCOMES)
+    return stack, stack_p, keys, ends, probs
+
+
+@njit(cache=True)
 def deal_outcomes(a, b, classes, totals, bases, first):
     """The first decision states of the deal with seat ``first`` to draw: keys, winners (-1
     for a decision) and probabilities."""
@@ -426,11 +438,7 @@ def deal_outcomes(a, b, classes, totals, bases, first):
     start[a + b + 3] = -1
     start[width - 2] = -1
     start[width - 1] = -1
-    stack = np.empty((STACK, width), dtype=np.int64)
-    stack_p = np.empty(STACK)
-    keys = np.empty(OUTCOMES, dtype=np.uint64)
-    ends = np.empty(OUTCOMES, dtype=np.int64)
-    probs = np.empty(OUTCOMES)
+    stack, stack_p, keys, ends, probs = _expansion_buffers(width)
     count = _expand(start, a, b, classes, totals, bases, stack, stack_p, keys, ends, probs)
     return keys[:count].copy(), ends[:count].copy(), probs[:count].copy()
 
@@ -493,11 +501,7 @@ def discover(a, b, classes, totals, bases, keys, count, done, table, limit, budg
     s = np.empty(width, dtype=np.int64)
     child = np.empty(width, dtype=np.int64)
     actions = np.empty(16, dtype=np.int64)
-    stack = np.empty((STACK, width), dtype=np.int64)
-    stack_p = np.empty(STACK)
-    out_key = np.empty(OUTCOMES, dtype=np.uint64)
-    out_end = np.empty(OUTCOMES, dtype=np.int64)
-    out_p = np.empty(OUTCOMES)
+    stack, stack_p, out_key, out_end, out_p = _expansion_buffers(width)
     stop = done + budget
     while done < count and done < stop and count < limit:
         _decode(keys[done], a, b, classes, bases, s)
@@ -601,11 +605,7 @@ def cutoff_limit(a, b, classes, totals, bases, keys, lower, upper, values, tol, 
     s = np.empty(width, dtype=np.int64)
     child = np.empty(width, dtype=np.int64)
     acts = np.empty(16, dtype=np.int64)
-    stack = np.empty((STACK, width), dtype=np.int64)
-    stack_p = np.empty(STACK)
-    out_key = np.empty(OUTCOMES, dtype=np.uint64)
-    out_end = np.empty(OUTCOMES, dtype=np.int64)
-    out_p = np.empty(OUTCOMES)
+    stack, stack_p, out_key, out_end, out_p = _expansion_buffers(width)
     order = np.empty(roots.shape[0] + 1024, dtype=np.int64)
     count = 0
     for r in roots:
@@ -734,11 +734,7 @@ def _block_graph(a, b, classes, totals, bases, keys, lo, hi, with_counting):
     s = np.empty(width, dtype=np.int64)
     child = np.empty(width, dtype=np.int64)
     acts = np.empty(16, dtype=np.int64)
-    stack = np.empty((STACK, width), dtype=np.int64)
-    stack_p = np.empty(STACK)
-    out_key = np.empty(OUTCOMES, dtype=np.uint64)
-    out_end = np.empty(OUTCOMES, dtype=np.int64)
-    out_p = np.empty(OUTCOMES)
+    stack, stack_p, out_key, out_end, out_p = _expansion_buffers(width)
     size = hi - lo
     player = np.empty(size, dtype=np.int8)
     greedy = np.empty(size, dtype=np.int64)
@@ -898,11 +894,7 @@ def action_outcomes(a, b, classes, totals, bases, key, action):
     s = np.empty(width, dtype=np.int64)
     _decode(key, a, b, classes, bases, s)
     _apply(s, a, b, classes, totals, action)
-    stack = np.empty((STACK, width), dtype=np.int64)
-    stack_p = np.empty(STACK)
-    keys = np.empty(OUTCOMES, dtype=np.uint64)
-    ends = np.empty(OUTCOMES, dtype=np.int64)
-    probs = np.empty(OUTCOMES)
+    stack, stack_p, keys, ends, probs = _expansion_buffers(width)
     count = _expand(s, a, b, classes, totals, bases, stack, stack_p, keys, ends, probs)
     return keys[:count].copy(), ends[:count].copy(), probs[:count].copy()
 
