@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax", reason="needs jax (the jax extra)")
+
+# Each test compiles JAX programs (small ones, 9-20 s a file): the second tier (`pytest -m slow`).
+pytestmark = pytest.mark.slow
 jnp = jax.numpy
 
 from trash_env.jax_env.batching import gather_size, when, where_needed  # noqa: E402
