@@ -26,21 +26,24 @@ from trash_env.cards import NUM_RANKS, build_deck
 from trash_env.exact.compiled import (
     DECLINE,
     DOWN,
+    DRAW,
     DRAW_STOCK,
     NATURAL,
-    TAKE_DISCARD,
+    SWAP,
+    WILD,
     WILD_UP,
     _face_down,
+    _legal,
 )
 from trash_env.exact.model import Classes
 from trash_env.numba_cache import njit
 from trash_env.rules import Rules
 
-DRAW, WILD, SWAP = 1, 2, 3
 # What ends a round: seat 0 won, seat 1 won, the stock ran out with cards under the top.
 SEAT0_WINS, SEAT1_WINS, RESHUFFLE = -1, -2, -3
 TOLERANCE = 1e-14
-# The state: marks of seat 0's then seat 1's slots, then these fields.
+# The state: marks of seat 0's then seat 1's slots, then these fields (the first three at
+# compiled's offsets, so its _legal and _face_down read this state too).
 PLAYER, PHASE, HELD, TOP, NEXT = 0, 1, 2, 3, 4
 
 
@@ -94,29 +97,6 @@ def _advance(s, a, b, deal, wild, may_swap):
             continue
         s[n + PHASE] = DRAW
         return 0
-
-
-@njit(cache=True)
-def _legal(s, a, b, out):
-    n = a + b
-    phase = s[n + PHASE]
-    if phase == DRAW:
-        out[0] = DRAW_STOCK
-        out[1] = TAKE_DISCARD
-        return 2
-    if phase == SWAP:
-        out[0] = s[n + HELD] - 1
-        out[1] = DECLINE
-        return 2
-    me = s[n + PLAYER]
-    lo = 0 if me == 0 else a
-    size = a if me == 0 else b
-    count = 0
-    for i in range(size):
-        if s[lo + i] == DOWN:
-            out[count] = i
-            count += 1
-    return count
 
 
 @njit(cache=True)

@@ -561,6 +561,15 @@ DETERMINED = 1e-9  # the least and greatest solution this close: the state's val
 
 
 @njit(cache=True)
+def _discovered(keys, key):
+    """The index of ``key`` in the sorted ``keys`` (every successor was discovered)."""
+    t = np.searchsorted(keys, key)
+    if t >= keys.shape[0] or keys[t] != key:
+        raise ValueError("a successor that was never discovered")
+    return t
+
+
+@njit(cache=True)
 def _grown(array, need):
     if need <= array.shape[0]:
         return array
@@ -642,9 +651,7 @@ def cutoff_limit(a, b, classes, totals, bases, keys, lower, upper, values, tol, 
                 if out_end[k] >= 0:
                     succ[edges] = -1 - out_end[k]
                 else:
-                    t = np.searchsorted(keys, out_key[k])
-                    if t >= keys.shape[0] or keys[t] != out_key[k]:
-                        raise ValueError("a successor that was never discovered")
+                    t = _discovered(keys, out_key[k])
                     if mark[t] < 0:
                         order = _grown(order, count + 1)
                         mark[t] = count
@@ -764,20 +771,13 @@ def _block_graph(a, b, classes, totals, bases, keys, lo, hi, with_counting):
             found = _expand(
                 child, a, b, classes, totals, bases, stack, stack_p, out_key, out_end, out_p
             )
-            if edges + found > succ.shape[0]:
-                grown = max(2 * succ.shape[0], edges + found)
-                succ2 = np.empty(grown, dtype=np.int64)
-                succ2[:edges] = succ[:edges]
-                prob2 = np.empty(grown)
-                prob2[:edges] = prob[:edges]
-                succ, prob = succ2, prob2
+            succ = _grown(succ, edges + found)
+            prob = _grown(prob, edges + found)
             for k in range(found):
                 if out_end[k] >= 0:
                     succ[edges] = -1 - out_end[k]
                 else:
-                    t = np.searchsorted(keys, out_key[k])
-                    if t >= keys.shape[0] or keys[t] != out_key[k]:
-                        raise ValueError("a successor that was never discovered")
+                    t = _discovered(keys, out_key[k])
                     succ[edges] = t
                 prob[edges] = out_p[k]
                 edges += 1
