@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from trash_env.cards import build_deck
 from trash_env.engine import ABSENT, DECLINE, DRAW_STOCK, TAKE_DISCARD, Game
 from trash_env.exact.model import (
     DEAD,
@@ -43,6 +44,27 @@ def test_the_engine_starts_a_game_at_chosen_layout_sizes():
     for bad in [(1, 4), (0, 2), (2,), (1, 2, 3), (True, 2), "12", (1.0, 2)]:
         with pytest.raises(ValueError, match="sizes must give 2 layout sizes, each an integer"):
             Game(Rules(start_size=3), sizes=bad)
+
+
+def test_a_game_dealt_at_chosen_sizes_deals_plays_and_shrinks_by_them():
+    # Stacked: seat 0's one slot holds a 5, seat 1's three hold 2, 3, 4, and the stock's top is an
+    # Ace. Seat 0 places it, picks up the 5, and its one-slot layout is complete: it wins the
+    # round and its size goes from 1 to 0, which ends the game (target size 0).
+    order = build_deck(1, False)
+    for card in (1, 4, 3, 2, 5):
+        order.remove(card)
+        order.insert(0, card)
+    game = Game(Rules(start_size=3), deals=[order], first_player=0, sizes=(1, 3))
+    assert game.layout[1][:4] == [2, 3, 4, -1]
+    kinds = [(e.kind, e.player, e.card, e.slot) for e in game.events[:5]]
+    assert kinds == [
+        ("deal", 0, -1, 0),
+        ("draw_stock", 0, 1, -1),
+        ("place", 0, 1, 0),
+        ("pickup", 0, 5, 0),
+        ("round_won", 0, -1, -1),
+    ]
+    assert game.round_results == [(0,)] and game.sizes == [0, 3] and game.done
 
 
 def test_classes_group_the_ranks_no_layout_can_use():
