@@ -33,6 +33,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import secrets
 import shlex
 import subprocess
@@ -157,6 +158,12 @@ def merged(path: str, key: str, settings: dict[str, Any], rows: list) -> dict[st
     }
 
 
+def _children_cpu() -> float:
+    """User plus system CPU seconds of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def judge(model: Path, deals: int, seed: int) -> dict[str, Any]:
     """The model's figures in one seat against greedy and random on ``deals`` duplicate deals
     of ``seed``, in the game its sidecar records (a variant's run is judged in its own game)."""
@@ -194,7 +201,7 @@ def run_once(
     ]
     command = [python, *typed, "--out", str(out)]
     load_before = os.getloadavg()[0]
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), _children_cpu()
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONPATH=str(ROOT))
     row: dict[str, Any] = {
         "run": name,
@@ -212,6 +219,7 @@ def run_once(
     wall = time.perf_counter() - started
     row.update(
         measured_wall_seconds=round(wall, 1),
+        cpu_seconds=round(_children_cpu() - cpu_before, 1),  # the run's user + sys
         load_before=round(load_before, 2),
         load_after=round(os.getloadavg()[0], 2),
     )

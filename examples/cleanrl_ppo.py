@@ -3,6 +3,7 @@
     python examples/cleanrl_ppo.py                                # the default run
     python examples/cleanrl_ppo.py --steps 50000 --eval-every 0  # a short look
     python examples/cleanrl_ppo.py --wilds kings                  # a rules variant
+    python examples/cleanrl_ppo.py --players 6                    # budget and input for 6
 
 The settings sit in one block below, then the rollout, GAE and the clipped update in one loop,
 nothing hidden in a library: ``NUM_ENVS`` batched games (``trash_env.vector``), the learner in
@@ -20,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from agents.training.pipeline import (  # noqa: E402
+    FEATURES_OF_OBSERVATION,
     PipelineRun,
     check_command_line,
     example_parser,
@@ -33,6 +35,9 @@ TOTAL_STEPS = 2_000_000  # --steps: learner decisions of training (2 and 3 playe
 # --steps with more players, where each decision matters less to the result (tuned for 4; 5 and
 # 6 take the 4-player budget, at par at 5 and below it at 6: docs/integrations.md)
 STEPS_FOR_PLAYERS = {4: 4_000_000, 5: 4_000_000, 6: 4_000_000}
+OBSERVATION = "pairs"  # --observation: the envs' form (trash_env/pairs.py)
+# --observation with six players: the two fit entries too (below par without: docs/integrations.md)
+OBSERVATIONS_FOR_PLAYERS = {6: "fits"}
 EVAL_EVERY = 500_000  # --eval-every: decisions between learning-curve points
 NUM_ENVS = 256  # games stepped together
 NUM_STEPS = 16  # decisions per env per rollout (rollout = NUM_ENVS * NUM_STEPS)
@@ -57,6 +62,8 @@ def parse_args(argv: list[str] | None = None):
         steps=TOTAL_STEPS,
         eval_every=EVAL_EVERY,
         steps_for_players=STEPS_FOR_PLAYERS,
+        observation=OBSERVATION,
+        observations_for_players=OBSERVATIONS_FOR_PLAYERS,
     )
     parser.add_argument(
         "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games stepped together"
@@ -139,12 +146,13 @@ def main(argv: list[str] | None = None) -> dict:
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
-    run = PipelineRun(args, NAME, library="torch", features="pairs")  # owns the rules
+    features = FEATURES_OF_OBSERVATION[args.observation]  # recorded in the model file
+    run = PipelineRun(args, NAME, library="torch", features=features)  # owns the rules
     envs = TrashVectorEnv(
         args.envs,
         opponents=args.opponents.split(","),
         seed=args.seed,
-        observation="pairs",
+        observation=args.observation,
         **run.env_options,
     )
     obs_size = envs.single_observation_space.shape[0]

@@ -3,6 +3,7 @@
     pip install -e ".[torchrl]"
     python examples/torchrl_ppo.py                 # the default run
     python examples/torchrl_ppo.py --wilds kings   # a rules variant (train.py's rules flags)
+    python examples/torchrl_ppo.py --players 6     # budget and input chosen for 6 players
 
 TorchRL's own pieces: ``make_vec_env`` (``GymWrapper`` over the batched games, with
 ``ActionMask``), a ``ProbabilisticActor`` with ``MaskedCategorical`` fed by a ``Collector``,
@@ -20,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from agents.training.pipeline import (
+    FEATURES_OF_OBSERVATION,
     PipelineRun,
     check_command_line,
     example_parser,
@@ -33,6 +35,9 @@ STEPS = 1_000_000  # --steps: learner decisions of training (2 players)
 # --steps with more players, where each decision matters less to the result (tuned for 3, carried
 # to 4-6; measured at each: docs/integrations.md)
 STEPS_FOR_PLAYERS = {3: 4_000_000, 4: 4_000_000, 5: 4_000_000, 6: 4_000_000}
+OBSERVATION = "pairs"  # --observation: the envs' form (trash_env/pairs.py)
+# --observation with six players: the two fit entries too (below par without: docs/integrations.md)
+OBSERVATIONS_FOR_PLAYERS = {6: "fits"}
 EVAL_EVERY = 200_000  # --eval-every: decisions between learning-curve points
 NUM_ENVS = 256  # --envs: games played side by side
 N_STEPS = 16  # --n-steps: decisions per game per batch (batch = NUM_ENVS * N_STEPS)
@@ -57,6 +62,8 @@ def parse_args(argv: list[str] | None = None):
         steps=STEPS,
         eval_every=EVAL_EVERY,
         steps_for_players=STEPS_FOR_PLAYERS,
+        observation=OBSERVATION,
+        observations_for_players=OBSERVATIONS_FOR_PLAYERS,
     )
     parser.add_argument(
         "--envs", type=whole_number(1, 4_096), default=NUM_ENVS, help="games played side by side"
@@ -134,14 +141,15 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", module="torchrl")
-    run = PipelineRun(args, NAME, "torchrl", features="pairs")  # owns the rules
+    features = FEATURES_OF_OBSERVATION[args.observation]  # recorded in the model file
+    run = PipelineRun(args, NAME, "torchrl", features=features)  # owns the rules
 
     def env_maker():
         return make_vec_env(
             args.envs,
             opponents=args.opponents.split(","),
             seed=args.seed,
-            observation="pairs",
+            observation=args.observation,
             **run.env_options,
         )
 

@@ -12,7 +12,8 @@ Action Values             ``Discrete(13)``: 0-9 a layout slot (place a wild card
                           swap the card in hand into its own slot), 10 draw from the stock,
                           11 take the discard top, 12 decline the swap
 Observation Shape         ``{"observation": (153 + 44 (n - 2),), "action_mask": (13,)}``;
-                          with ``observation="pairs"`` 108 more (261 for two players)
+                          with ``observation="pairs"`` 108 more (261 for two players),
+                          with ``"fits"`` 110 more
 Observation Values        ``observation`` float32 in [0, 1]; ``action_mask`` int8 0/1
 State Shape               ``(467 + 194 (n - 2),)`` float32 in [0, 1] (``state()``: hidden cards too)
 Arguments                 every field of :class:`trash_env.rules.Rules`, ``render_mode``,
@@ -25,7 +26,7 @@ Version history           ``trash_v0`` (0.1.0, 2026-12-02): the first release; o
 classic games (illegal actions end the game with reward -1 for the offender, actions are
 bounds-checked, call order is enforced). Options are every field of
 :class:`trash_env.rules.Rules` plus ``render_mode``, ``round_rewards`` and ``observation``
-(``"plain"``, or ``"pairs"``: :mod:`trash_env.pairs` appended).
+(``"plain"``, or ``"pairs"`` or ``"fits"``: :mod:`trash_env.pairs` appended).
 
 Why it looks the way it does:
 
@@ -69,7 +70,7 @@ from trash_env.observation import (
     encode_state,
     state_size,
 )
-from trash_env.pairs import add_pairs, check_observation, observation_width
+from trash_env.pairs import check_observation, extend, observation_width
 from trash_env.reward import ILLEGAL_REWARD
 from trash_env.rules import Rules
 from trash_env.seeding import check_reset_options, check_seed
@@ -238,8 +239,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints the
             text after every step) or ``"rgb_array"`` (``render()`` returns an image).
         round_rewards: also reward every finished deal (see the module docstring).
-        observation: ``"plain"`` (the default, :mod:`trash_env.observation`) or ``"pairs"``:
-            the same vector with the 108 products of :mod:`trash_env.pairs` appended.
+        observation: ``"plain"`` (the default, :mod:`trash_env.observation`), ``"pairs"``:
+            the same vector with the 108 products of :mod:`trash_env.pairs` appended, or
+            ``"fits"``: those and the two fit entries of :mod:`trash_env.pairs`.
         **options: every field of :class:`trash_env.rules.Rules` (unknown names raise).
 
     Attributes:
@@ -362,9 +364,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention for the ba
         if cached is not None and cached[0] == self._steps:
             return cached[1]
         p = self._seat(agent)
-        vector = encode_observation(self.game, p)
-        if self.observation == "pairs":
-            vector = add_pairs(vector, self.game.num_players)
+        vector = extend(encode_observation(self.game, p), self.game.num_players, self.observation)
         obs = {
             "observation": vector,
             "action_mask": action_mask(self.game, p),

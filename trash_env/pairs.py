@@ -21,19 +21,37 @@ Every entry is the product of two entries of the observer's own plain observatio
 public information exactly as the observation is. This is the one definition: the envs'
 ``observation="pairs"`` option and the agents' ``pairs`` network features
 (agents/policies/features.py) both use :func:`pair_indices`.
+
+``fits`` (the envs' ``observation="fits"``, the agents' ``fits`` features) appends two more
+entries after the 108: "the discard top fits my layout" and "the card in hand fits my layout",
+exactly ``greedy``'s test (a natural card whose slot is face-down or holds a wild, or a wild
+card while a slot of mine is face-down). Each is a sum of ``pairs`` entries (the wild part
+times "a slot is face-down"), so it is public too; summed over the ranks it is one input that
+every rank trains, which six players need (docs/training.md, "Six players").
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import numpy as np
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
+from trash_env.engine import DOWN, WILD_UP
 from trash_env.observation import SEAT_FEATURES, SLOT_FEATURES, observation_size
 
-OBSERVATIONS = ("plain", "pairs")  # the envs' ``observation`` option; the first is the default
+# the envs' ``observation`` option; the first is the default
+OBSERVATIONS = ("plain", "pairs", "fits")
+# the forms of the JAX env and the OpenSpiel game, which do not append the fit entries
+PAIRS_ONLY = ("plain", "pairs")
 PAIR_FEATURES = 2 * NUM_SLOTS * SLOT_FEATURES + 2 * NUM_RANKS  # 108
+FIT_FEATURES = 2  # the discard top fits, the card in hand fits
+
+# "face-down left" of the observer's own seat: the third entry after its slots (observation.py)
+_FACE_DOWN_LEFT = NUM_SLOTS * SLOT_FEATURES + 2
+_CARD_BLOCK = NUM_SLOTS * SLOT_FEATURES  # pairs entries per card (discard top, held card)
+_WILD_START = 2 * _CARD_BLOCK  # then "card x wild ranks", NUM_RANKS entries per card
 
 _RANK_WIDTH = NUM_RANKS + 1  # one-hot rank plus "none"
 
@@ -68,19 +86,44 @@ def pair_indices(num_players: int) -> tuple[np.ndarray, np.ndarray]:
     return left.copy(), right.copy()
 
 
-def check_observation(observation: object) -> str:
-    """``observation`` as a Python ``str`` of :data:`OBSERVATIONS` (numpy strings too), or a
-    ``ValueError`` naming the option and the allowed values."""
-    if isinstance(observation, (str, np.str_)) and str(observation) in OBSERVATIONS:
+def fit_entries() -> tuple[np.ndarray, np.ndarray]:
+    """For the discard top (row 0) and the held card (row 1): the ``pairs`` entries "the card
+    has rank r and my slot r is face-down, or holds a wild" (``slots``, 20 a row) and "the card
+    is wild" (``wilds``, 14 a row). A card fits when one of its ``slots`` entries is 1, or one
+    of its ``wilds`` entries is 1 while a slot of mine is face-down."""
+    fitting = [
+        slot * SLOT_FEATURES + state for slot in range(NUM_SLOTS) for state in (DOWN, WILD_UP)
+    ]
+    slots = np.array([[card * _CARD_BLOCK + e for e in fitting] for card in (0, 1)], np.int64)
+    wilds = np.array(
+        [[_WILD_START + card * NUM_RANKS + rank for rank in range(NUM_RANKS)] for card in (0, 1)],
+        np.int64,
+    )
+    return slots, wilds
+
+
+def fit_columns(x: Any, pairs: Any, slots: Any, wilds: Any) -> Any:
+    """The two fit entries (last axis) of plain observations ``x`` whose ``pairs`` entries
+    are ``pairs``, with :func:`fit_entries`' tables: written once for NumPy, torch (the tables
+    as tensors) and JAX arrays alike."""
+    down = x[..., _FACE_DOWN_LEFT] > 0
+    return pairs[..., slots].sum(-1) + pairs[..., wilds].sum(-1) * down[..., None]
+
+
+def check_observation(observation: object, allowed: tuple[str, ...] = OBSERVATIONS) -> str:
+    """``observation`` as a Python ``str`` of ``allowed`` (default :data:`OBSERVATIONS`; numpy
+    strings too), or a ``ValueError`` naming the option and the allowed values."""
+    if isinstance(observation, (str, np.str_)) and str(observation) in allowed:
         return str(observation)
     raise ValueError(
-        f"observation must be one of {', '.join(map(repr, OBSERVATIONS))}, got {observation!r}"
+        f"observation must be one of {', '.join(map(repr, allowed))}, got {observation!r}"
     )
 
 
 def observation_width(num_players: int, observation: str = "plain") -> int:
     """The length of an ``observation`` vector with ``num_players`` players."""
-    extra = PAIR_FEATURES if check_observation(observation) == "pairs" else 0
+    form = check_observation(observation)
+    extra = {"plain": 0, "pairs": PAIR_FEATURES, "fits": PAIR_FEATURES + FIT_FEATURES}[form]
     return observation_size(num_players) + extra
 
 
@@ -89,3 +132,29 @@ def add_pairs(plain: np.ndarray, num_players: int) -> np.ndarray:
     entries appended along the last axis; a new float32 array."""
     left, right = _indices(int(num_players))
     return np.concatenate([plain, plain[..., left] * plain[..., right]], axis=-1)
+
+
+def add_fits(plain: np.ndarray, num_players: int) -> np.ndarray:
+    """``plain`` observation(s) with the ``pairs`` entries and then the two fit entries
+    appended along the last axis; a new array of ``plain``'s dtype."""
+    left, right = _indices(int(num_players))
+    pairs = plain[..., left] * plain[..., right]
+    fit = fit_columns(plain, pairs, *_fit_tables()).astype(plain.dtype)
+    return np.concatenate([plain, pairs, fit], axis=-1)
+
+
+def extend(plain: np.ndarray, num_players: int, observation: str) -> np.ndarray:
+    """``plain`` observation(s) in the ``observation`` form (``plain`` itself for "plain")."""
+    if observation == "pairs":
+        return add_pairs(plain, num_players)
+    if observation == "fits":
+        return add_fits(plain, num_players)
+    return plain
+
+
+@cache
+def _fit_tables() -> tuple[np.ndarray, np.ndarray]:
+    tables = fit_entries()
+    for table in tables:
+        table.flags.writeable = False  # cached and shared
+    return tables

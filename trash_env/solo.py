@@ -9,7 +9,8 @@ their moves between the learner's decisions.
 
 - Observation: ``Box(0, 1, (observation_size(n),), float32)``, the learner's
   :func:`trash_env.observation.encode_observation` (public information only, seats ordered from
-  the learner); with ``observation="pairs"`` the 108 products of :mod:`trash_env.pairs` follow.
+  the learner); with ``observation="pairs"`` the 108 products of :mod:`trash_env.pairs` follow
+  (``"fits"``: those and two fit entries).
   The action mask is not in the observation: ``action_masks()`` returns it (the
   sb3-contrib convention), and ``info["action_mask"]`` holds it too.
 - Actions: ``Discrete(13)`` as in the AEC env, an ``int`` or numpy integer scalar; anything
@@ -42,7 +43,7 @@ from trash_env.engine import NUM_ACTIONS, Game
 from trash_env.match import Match, final_info
 from trash_env.observation import OBS_VERSION, action_mask, encode_observation
 from trash_env.opponents import OpponentEntry, OpponentPool, build
-from trash_env.pairs import add_pairs, check_observation, observation_width
+from trash_env.pairs import check_observation, extend, observation_width
 from trash_env.reward import add_payments, learner_reward
 from trash_env.rules import Rules
 from trash_env.seeding import check_reset_options, check_seed
@@ -92,8 +93,9 @@ class TrashSoloEnv(gym.Env):
             ``"raise"`` raises ``ValueError`` naming the legal actions.
         render_mode: ``None``, ``"ansi"`` (``render()`` returns the table as text), ``"human"``
             (prints it) or ``"rgb_array"`` (a picture; SB3's ``make_vec_env`` asks for it).
-        observation: ``"plain"`` (the default, :mod:`trash_env.observation`) or ``"pairs"``:
-            the same vector with the 108 products of :mod:`trash_env.pairs` appended.
+        observation: ``"plain"`` (the default, :mod:`trash_env.observation`), ``"pairs"``:
+            the same vector with the 108 products of :mod:`trash_env.pairs` appended, or
+            ``"fits"``: those and the two fit entries of :mod:`trash_env.pairs`.
         **options: every field of :class:`trash_env.rules.Rules`.
     """
 
@@ -287,10 +289,9 @@ class TrashSoloEnv(gym.Env):
         return 0.0 if paid is None else paid[self.seat]
 
     def _observe(self) -> np.ndarray:
-        vector = encode_observation(self.game, self.seat)
-        if self.observation == "pairs":
-            return add_pairs(vector, self.rules.num_players)
-        return vector
+        return extend(
+            encode_observation(self.game, self.seat), self.rules.num_players, self.observation
+        )
 
     def _info(self) -> dict:
         """The same keys, types and shapes on every step (batching libraries such as Tianshou

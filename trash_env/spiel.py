@@ -78,7 +78,13 @@ from trash_env.engine import (
     Game,
 )
 from trash_env.observation import encode_observation, observation_size
-from trash_env.pairs import PAIR_FEATURES, check_observation, observation_width, pair_indices
+from trash_env.pairs import (
+    PAIR_FEATURES,
+    PAIRS_ONLY,
+    check_observation,
+    observation_width,
+    pair_indices,
+)
 from trash_env.render import cell
 from trash_env.rules import FREE_DRAWS, MAX_PLAYERS, MIN_PLAYERS, Rules, check_option, option_spec
 from trash_env.spiel_text import TextState, TextStateGame, register_text_state_game
@@ -148,7 +154,7 @@ def rules_from_params(params: Mapping[str, Any]) -> Rules:
     values = {**PARAMETERS, **params}
     seed = values.pop("rng_seed")
     _check_seed("rng_seed", seed)
-    check_observation(values.pop("observation"))
+    check_observation(values.pop("observation"), PAIRS_ONLY)
     options = {}
     for param, value in values.items():
         option = _OPTION_OF[param]
@@ -167,7 +173,7 @@ def params_from_rules(
         value = getattr(rules, option.name)
         params[param] = 0 if value is None else value
     params["rng_seed"] = rng_seed
-    params["observation"] = check_observation(observation)
+    params["observation"] = check_observation(observation, PAIRS_ONLY)
     return params
 
 
@@ -227,7 +233,7 @@ class TrashGame(TextStateGame):
         )
         super().__init__(_GAME_TYPE, info, params)
         self.rules = rules
-        self.observation = check_observation(params["observation"])
+        self.observation = check_observation(params["observation"], PAIRS_ONLY)
         self._seeds = np.random.default_rng(params["rng_seed"])
         self._max_length = info.max_game_length
         self._params = {name: params[name] for name in PARAMETERS}

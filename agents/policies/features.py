@@ -14,11 +14,11 @@ serve NumPy (the agents' forward pass) and torch (training). The features hold n
 a model file records only their name (``network.features`` in the sidecar).
 
 ``fits`` adds two entries to ``pairs``: "the discard top fits my layout" and "the card in hand
-fits my layout", exactly ``greedy``'s test (a natural card whose slot is face-down or holds a
-wild, or a wild card while a slot is face-down). Each is a sum of ``pairs`` entries (times "a
-slot is face-down" for the wild part), so a network could learn it; but summed over the ten
-ranks it is one input that every rank trains, and trained from scratch the network learns
-"take the discard when it fits" for the ranks it met less often only late (docs/training.md).
+fits my layout", exactly ``greedy``'s test, defined in :mod:`trash_env.pairs` as well (the envs'
+``observation="fits"`` appends the same). Each is a sum of ``pairs`` entries, so a network could
+learn it; but summed over the ten ranks it is one input that every rank trains, and trained from
+scratch the network learns "take the discard when it fits" for the ranks it met less often only
+late (docs/training.md).
 """
 
 from __future__ import annotations
@@ -27,19 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from trash_env.cards import NUM_RANKS, NUM_SLOTS
-from trash_env.engine import DOWN, WILD_UP
-from trash_env.observation import SLOT_FEATURES, players_of_observation
-from trash_env.pairs import pair_indices
+from trash_env.observation import players_of_observation
+from trash_env.pairs import FIT_FEATURES, fit_columns, fit_entries, pair_indices
 
 # obs: the observation alone (every model before ``pairs``); pairs; fits: pairs and two more
 FEATURES = ("obs", "pairs", "fits")
-FIT_FEATURES = 2  # the discard top fits, the card in hand fits
-
-# "face-down left" of the observer's own seat: the third entry after its slots (observation.py)
-_FACE_DOWN_LEFT = NUM_SLOTS * SLOT_FEATURES + 2
-_CARD_BLOCK = NUM_SLOTS * SLOT_FEATURES  # pairs entries per card (discard top, held card)
-_WILD_START = 2 * _CARD_BLOCK  # then "card x wild ranks", NUM_RANKS entries per card
 
 
 def extra_inputs(features: str, num_players: int) -> int:
@@ -57,30 +49,6 @@ def players_for(inputs: int) -> int:
     if players is None:
         raise ValueError(f"no player count has an observation of {inputs} entries")
     return players
-
-
-def fit_entries() -> tuple[np.ndarray, np.ndarray]:
-    """For the discard top (row 0) and the held card (row 1): the ``pairs`` entries "the card
-    has rank r and my slot r is face-down, or holds a wild" (``slots``, 20 a row) and "the card
-    is wild" (``wilds``, 14 a row). A card fits when one of its ``slots`` entries is 1, or one
-    of its ``wilds`` entries is 1 while a slot of mine is face-down."""
-    fitting = [
-        slot * SLOT_FEATURES + state for slot in range(NUM_SLOTS) for state in (DOWN, WILD_UP)
-    ]
-    slots = np.array([[card * _CARD_BLOCK + e for e in fitting] for card in (0, 1)], np.int64)
-    wilds = np.array(
-        [[_WILD_START + card * NUM_RANKS + rank for rank in range(NUM_RANKS)] for card in (0, 1)],
-        np.int64,
-    )
-    return slots, wilds
-
-
-def fit_columns(x: Any, pairs: Any, slots: Any, wilds: Any) -> Any:
-    """The two fit entries (last axis) of observations ``x`` whose ``pairs`` entries are
-    ``pairs``, with :func:`fit_entries`' tables: written once for NumPy, torch (the tables as
-    tensors) and JAX arrays alike."""
-    down = x[..., _FACE_DOWN_LEFT] > 0
-    return pairs[..., slots].sum(-1) + pairs[..., wilds].sum(-1) * down[..., None]
 
 
 class PairFeatures:

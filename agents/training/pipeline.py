@@ -6,7 +6,9 @@ figures.
   ``--out PATH.safetensors``, the curve's ``--eval-every``, ``--eval-deals``,
   ``--final-deals`` and ``--eval-workers``, and every rules option as ``train.py`` spells it
   (``--players 3``, ``--wilds kings``: :func:`trash_env.cli.add_rules_arguments`), the same
-  in every example; a rules combination the game does not allow is a usage error.
+  in every example; a rules combination the game does not allow is a usage error. An example
+  that gives ``observations_for_players`` also gets ``--observation`` (the envs' form,
+  :mod:`trash_env.pairs`), chosen by the player count when unset, as ``--steps`` is.
 - :class:`PipelineRun`: the one place the rules live (``run.rules``, built from the flags):
   the example builds its envs from :attr:`PipelineRun.env_options`, and the model file and
   the curve's evaluations record and play the same game. At every ``--eval-every``
@@ -39,12 +41,15 @@ from agents.training.config import FINAL_DEALS
 from agents.training.eval_curve import EvaluationCurve
 from trash_env.cli import Parser, add_rules_arguments, extra_install, missing_modules, rules_options
 from trash_env.files import atomic_write_text, check_output_path
+from trash_env.pairs import OBSERVATIONS
 from trash_env.rules import Rules
 
 # Evaluation deals are seeded far from any training seed an example uses.
 EVAL_SEED = 1_000_000_000
 MAX_STEPS = 10**9
 MAX_DEALS = 10**6
+# the envs' observation form -> what the exported network reads (``network.features``)
+FEATURES_OF_OBSERVATION = {"plain": "obs", "pairs": "pairs", "fits": "fits"}
 
 
 def whole_number(low: int, high: int) -> Callable[[str], int]:
@@ -106,10 +111,13 @@ def run_rules(args: argparse.Namespace) -> Rules:
 class ExampleParser(Parser):
     """An example's parser: the rules flags are checked together once parsed, so a game the
     rules do not allow is a usage error before the library loads (as in ``train.py``); an
-    unset ``--steps`` becomes the budget for the game's player count."""
+    unset ``--steps`` becomes the budget for the game's player count, and an unset
+    ``--observation`` the form for it."""
 
     steps_for_players: dict[int, int] = {}
     default_steps = 0
+    observations_for_players: dict[int, str] = {}
+    default_observation = "pairs"
 
     def parse_known_args(self, args=None, namespace=None):
         parsed, rest = super().parse_known_args(args, namespace)
@@ -119,6 +127,10 @@ class ExampleParser(Parser):
             self.error(f"rules: {error}")
         if self.steps_for_players and parsed.steps is None:
             parsed.steps = self.steps_for_players.get(rules.num_players, self.default_steps)
+        if self.observations_for_players and parsed.observation is None:
+            parsed.observation = self.observations_for_players.get(
+                rules.num_players, self.default_observation
+            )
         return parsed, rest
 
 
@@ -129,10 +141,14 @@ def example_parser(
     steps: int,
     eval_every: int,
     steps_for_players: dict[int, int] | None = None,
+    observation: str = "pairs",
+    observations_for_players: dict[int, str] | None = None,
 ) -> Parser:
     """The parser of an example with the shared flags and the rules options; the example adds
     its own. ``steps_for_players``: the default ``--steps`` by player count where it is not
-    ``steps`` (more players, each decision matters less to the result)."""
+    ``steps`` (more players, each decision matters less to the result).
+    ``observations_for_players``: adds ``--observation``, by default ``observation`` or the
+    form given for the player count (six players need the ``fits`` entries)."""
     parser = ExampleParser(
         prog=example_prog(name),
         description=description,
@@ -142,6 +158,19 @@ def example_parser(
     if steps_for_players:
         parser.steps_for_players = dict(steps_for_players)
         parser.epilog = f"--steps defaults to {steps:,}, or by --players: {steps_for_players}."
+    if observations_for_players:
+        parser.default_observation = observation
+        parser.observations_for_players = dict(observations_for_players)
+        chosen = f"--observation defaults to {observation}, or by --players: "
+        parser.epilog = " ".join(
+            filter(None, [parser.epilog, f"{chosen}{observations_for_players}."])
+        )
+        parser.add_argument(
+            "--observation",
+            choices=OBSERVATIONS,
+            default=None,
+            help="the envs' observation form (trash_env/pairs.py); unset: by --players",
+        )
     parser.add_argument(
         "--steps",
         type=whole_number(1, MAX_STEPS),

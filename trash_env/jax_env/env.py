@@ -27,7 +27,7 @@ from trash_env.jax_env import rules as R
 from trash_env.jax_env import threefry
 from trash_env.jax_env.batching import where_needed
 from trash_env.jax_env.observe import action_mask, observation, with_pairs
-from trash_env.pairs import check_observation, observation_width
+from trash_env.pairs import PAIRS_ONLY, check_observation, observation_width
 from trash_env.rules import Rules
 
 ENV_ID = "trash"
@@ -84,7 +84,7 @@ class TrashEnv:
 
     def __init__(self, rules: Rules, observation: str = "plain") -> None:
         self.rules = rules
-        self.observation_kind = check_observation(observation)
+        self.observation_kind = check_observation(observation, PAIRS_ONLY)
         self.arrays = E.rules_arrays(rules)
         self._n = rules.num_players
 

@@ -4,7 +4,8 @@ the step, as a stable-baselines3 ``VecEnv`` (:class:`TrashVecEnv`) and a Gymnasi
 
 Same spaces and reward semantics as :class:`trash_env.solo.TrashSoloEnv`: observations are the
 learner's ``encode_observation`` (``Box(0, 1, (observation_size(n),), float32)``; with
-``observation="pairs"`` the 108 products of :mod:`trash_env.pairs` follow), actions
+``observation="pairs"`` the 108 products of :mod:`trash_env.pairs` follow, with ``"fits"``
+those and its two fit entries), actions
 ``Discrete(13)``, ``action_masks()`` the learner's legal actions; per episode the learner's
 seat (unless fixed) and, per opponent seat, one entry of the opponent pool are drawn; a
 ``CALL`` decision is answered with ``CALL_TRASH`` for every seat; the final step pays the
@@ -45,7 +46,7 @@ from trash_env.agent import Agent
 from trash_env.engine import NUM_ACTIONS
 from trash_env.observation import OBS_VERSION, observation_size
 from trash_env.opponents import LEARNER, OpponentPool, build
-from trash_env.pairs import add_pairs, check_observation, observation_width
+from trash_env.pairs import check_observation, extend, observation_width
 from trash_env.progress import ProgressFollower, check_coef, progress_potential
 from trash_env.reward import learner_reward
 from trash_env.rules import Rules
@@ -309,9 +310,7 @@ class SoloBatch:
         return self._learner_form(out)
 
     def _learner_form(self, plain: np.ndarray) -> np.ndarray:
-        if self.observation == "pairs":
-            return add_pairs(plain, self.rules.num_players)
-        return plain
+        return extend(plain, self.rules.num_players, self.observation)
 
     def action_masks(self) -> np.ndarray:
         return self.batch.action_masks(self.seats).astype(bool)
@@ -590,7 +589,7 @@ def make_vec_env(
     """The batched ``VecEnv`` train.py uses when :func:`supports_opponents` allows it:
     ``n_envs`` learner games against the opponent pool, ``rules`` a ``Rules`` or its options;
     ``shaping`` the progress shaping's coefficient (agents/training/shaping.py; 0: the true reward);
-    ``observation`` ``"plain"`` or ``"pairs"`` (:mod:`trash_env.pairs`)."""
+    ``observation`` ``"plain"``, ``"pairs"`` or ``"fits"`` (:mod:`trash_env.pairs`)."""
     options = rules.to_dict() if isinstance(rules, Rules) else dict(rules or {})
     return __getattr__("TrashVecEnv")(
         n_envs,
