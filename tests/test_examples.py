@@ -115,6 +115,35 @@ def test_the_budget_follows_the_player_count(example, budgets, library):
     assert _parse(example, "--players", "4", "--steps", "5").steps == 5
 
 
+@pytest.mark.parametrize(
+    ("example", "library"), [("cleanrl_ppo", "torch"), ("torchrl_ppo", "torchrl")]
+)
+def test_the_input_follows_the_player_count(example, library):
+    """Six players read the ``fits`` observation (below par without it), the others
+    ``pairs``: chosen from ``--players`` alone, as the budget is; ``--observation`` wins."""
+    _needs(library)
+    chosen = {n: _parse(example, "--players", str(n)).observation for n in range(2, 7)}
+    assert chosen == {2: "pairs", 3: "pairs", 4: "pairs", 5: "pairs", 6: "fits"}
+    assert _parse(example).observation == "pairs"
+    assert _parse(example, "--players", "6", "--observation", "pairs").observation == "pairs"
+
+
+def test_cleanrl_ppo_six_players_trains_and_records_the_fits_input(tmp_path):
+    _needs("torch", "numba")
+    model = tmp_path / "six.safetensors"
+    out = _run(
+        "cleanrl_ppo.py",
+        *("--players", "6", "--steps", "1024", "--envs", "64", "--n-steps", "16"),
+        *("--eval-every", "0", "--eval-deals", "2", "--final-deals", "2", "--out", str(model)),
+    )
+    assert out["players"] == 6 and out["steps"] == 1024
+    sidecar = json.loads(model.with_suffix(".json").read_text())
+    assert sidecar["network"]["features"] == "fits"  # evaluation appends the fit entries
+    assert out["vs_greedy"]["games"] == 12  # 2 duplicate deals in each of 6 seats
+    done = evaluate_model(model, "--players", "6", "--one-seat")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
 def test_an_example_trained_in_a_rules_variant_records_it_and_is_seated_only_there(tmp_path):
     """``--wilds kings`` reaches the envs and the model file from the one place (the run):
     the sidecar says kings, and evaluate.py seats the model in that game only, refusing the
