@@ -177,7 +177,7 @@ def test_batched_envs_equal_the_solo_env_entry_for_entry(options):
 
 def test_batched_opponents_keep_the_plain_observation():
     """A trained opponent sees the plain vector it was trained on, whatever the learner's form:
-    a pairs learner against the shipped model plays as a plain one does, move for move."""
+    a pairs or fits learner against the shipped model plays as a plain one does, move for move."""
     pytest.importorskip("numba", reason="the batched envs need numba (the vector extra)")
     from trash_env.vector.env import TrashVecEnv
 
@@ -191,8 +191,8 @@ def test_batched_opponents_keep_the_plain_observation():
             obs, rewards, dones, _ = vec.step(np.argmax(masks, axis=1))
             trace += [obs[:, : observation_size(2)].copy(), rewards, dones]
         runs.append(trace)
-    for a, b in zip(*runs, strict=True):
-        assert np.array_equal(a, b)
+    for first, *others in zip(*runs, strict=True):
+        assert all(np.array_equal(first, other) for other in others)
 
 
 @pytest.mark.slow
