@@ -235,6 +235,7 @@ def test_openspiel_tensors_carry_the_pairs():
 
 def test_openspiel_pairs_hold_no_hidden_card():
     pyspiel = pytest.importorskip("pyspiel", reason=SPIEL)
+    import trash_env.spiel  # noqa: F401  registers python_trash (no other test may have)
 
     game = pyspiel.load_game("python_trash", {"players": 3, "observation": "pairs"})
     rng = np.random.default_rng(0)
