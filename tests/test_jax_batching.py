@@ -1,6 +1,7 @@
 """``trash_env.jax_env.batching``: per game ``where_needed`` and ``when`` are ``cond(pred, fn,
 identity)``; under ``jax.vmap`` ``where_needed``'s ``fn`` runs for no game, the gathered few,
-or the whole batch, and ``when``'s for no game or the whole batch."""
+or the whole batch, and ``when``'s for no game or the whole batch. ``while_any`` is
+``lax.while_loop`` for a body that keeps the games whose condition fails."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ jax = pytest.importorskip("jax", reason="needs jax (the jax extra)")
 pytestmark = pytest.mark.slow
 jnp = jax.numpy
 
-from trash_env.jax_env.batching import gather_size, when, where_needed  # noqa: E402
+from trash_env.jax_env.batching import gather_size, when, where_needed, while_any  # noqa: E402
 
 
 def _work(x: tuple) -> tuple:
@@ -142,3 +143,56 @@ def test_a_batch_of_one_chunk_runs_fn_once_on_it_without_gathers(batch: int) -> 
         assert sum(runs) == (batch if pred.any() else 0)  # one call a game
     text = program.lower(pred, a, b).compile().as_text()
     assert " gather(" not in text and " scatter(" not in text
+
+
+def _count_down(x: tuple) -> tuple:
+    """A body that keeps the games whose loop has ended (``n`` at 0) as they are."""
+    n, total = x
+    going = n > 0
+    return jnp.where(going, n - 1, n), jnp.where(going, total * 3 + n, total)
+
+
+def test_while_any_equals_the_per_game_loop_and_stops_with_the_last_game() -> None:
+    """Under vmap ``while_any`` gives each game what its own ``lax.while_loop`` gives, and
+    runs as many passes as the longest game needs (no select of its own: the body keeps
+    the finished games)."""
+    rng = np.random.default_rng(3)
+    n = rng.integers(0, 9, 64).astype(np.int32)
+    total = rng.integers(-5, 5, 64).astype(np.int32)
+    passes: list[int] = []
+
+    def counted(x: tuple) -> tuple:
+        jax.debug.callback(lambda: passes.append(1))
+        return _count_down(x)
+
+    def cond(x: tuple) -> jax.Array:
+        return x[0] > 0
+
+    got = jax.jit(jax.vmap(lambda *x: while_any(cond, counted, x)))(n, total)
+    want = jax.vmap(lambda *x: jax.lax.while_loop(cond, _count_down, x))(n, total)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert len(passes) == int(n.max())
+    one = jax.jit(lambda *x: while_any(cond, _count_down, x))(n[0], total[0])
+    assert [int(a) for a in one] == [int(np.asarray(w)[0]) for w in want]
+
+
+def test_when_keeps_others_takes_fn_whole() -> None:
+    """``when(..., keeps_others=True)`` takes ``fn``'s results as they are: equal to the
+    selected form for an ``fn`` that keeps the other games, and (what the flag promises
+    away) not selected for one that does not."""
+    pred = np.array([True, False, True, False])
+    x = np.arange(4, dtype=np.int32)
+
+    def keeps(p: jax.Array, a: jax.Array) -> tuple:
+        return p, jnp.where(p, a * 7, a)
+
+    def changes_all(p: jax.Array, a: jax.Array) -> tuple:
+        return p, a * 7
+
+    whole = jax.jit(jax.vmap(lambda p, a: when(p, lambda c: keeps(*c), (p, a), True)))
+    np.testing.assert_array_equal(np.asarray(whole(pred, x)[1]), np.where(pred, x * 7, x))
+    unselected = jax.jit(jax.vmap(lambda p, a: when(p, lambda c: changes_all(*c), (p, a), True)))
+    np.testing.assert_array_equal(np.asarray(unselected(pred, x)[1]), x * 7)
+    selected = jax.jit(jax.vmap(lambda p, a: when(p, lambda c: changes_all(*c), (p, a))))
+    np.testing.assert_array_equal(np.asarray(selected(pred, x)[1]), np.where(pred, x * 7, x))

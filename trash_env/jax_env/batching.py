@@ -105,16 +105,17 @@ def _batched(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[j
     return pred, x
 
 
-def _on_the_batch(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
+def _on_the_batch(pred: jax.Array, fn: Callable[[T], T], x: T, keeps_others: bool = False) -> T:
     """The batching rule of ``when``, for a batch ``x`` and its ``pred``: ``fn`` for the whole
-    batch, taken where ``pred`` holds, only if some game's does (for one game, no select)."""
+    batch, taken where ``pred`` holds, only if some game's does (for one game, or where
+    ``fn`` itself ``keeps_others`` as they are, no select)."""
 
     def select(x: T) -> T:
         def pick(o: jax.Array, a: jax.Array) -> jax.Array:
             return jnp.where(pred.reshape(pred.shape + (1,) * (a.ndim - 1)), o, a)
 
         out = jax.vmap(fn)(x)
-        return out if pred.shape[0] == 1 else jax.tree.map(pick, out, x)
+        return out if pred.shape[0] == 1 or keeps_others else jax.tree.map(pick, out, x)
 
     return lax.cond(pred.any(), select, lambda x: x, x)
 
@@ -162,15 +163,41 @@ def where_needed(
     return _cond(fn, _rule)(jnp.asarray(pred, jnp.bool_), x)
 
 
-def when(pred: jax.Array, fn: Callable[[T], T], x: T) -> T:
+def when(pred: jax.Array, fn: Callable[[T], T], x: T, keeps_others: bool = False) -> T:
     """``fn(x)`` if ``pred`` else ``x`` (``fn`` keeps ``x``'s structure, shapes and dtypes):
     a ``lax.cond`` whose batching rule runs ``fn`` for the whole batch, its results taken
     where ``pred`` holds, only when some game's ``pred`` holds (a batched ``lax.cond`` runs
-    both branches for every game, always)."""
+    both branches for every game, always). ``keeps_others``: ``fn`` itself returns ``x`` as
+    it is where ``pred`` fails, so its results are taken whole (no select per array)."""
 
     def _rule(axis_size: int, in_batched: list, pred: jax.Array, x: T) -> tuple[T, object]:
         pred, x = _batched(axis_size, in_batched, pred, x)
-        out = _on_the_batch(pred, fn, x)
+        out = _on_the_batch(pred, fn, x, keeps_others)
         return out, jax.tree.map(lambda _: True, out)
 
     return _cond(fn, _rule)(jnp.asarray(pred, jnp.bool_), x)
+
+
+def while_any(cond: Callable[[T], jax.Array], body: Callable[[T], T], x: T) -> T:
+    """``lax.while_loop(cond, body, x)`` for a ``body`` that leaves ``x`` as it is where
+    ``cond`` fails. Under ``jax.vmap`` a loop with a per-game ``cond`` selects every leaf of
+    every pass between ``body``'s result and the carry (a select per array, each fused with
+    the predicate's computation); here the loop runs while any game's ``cond`` holds and
+    takes ``body``'s result as it is, which the contract makes the same."""
+
+    @custom_vmap
+    def loop(x: T) -> T:
+        return lax.while_loop(cond, body, x)
+
+    @loop.def_vmap
+    def _rule(axis_size: int, in_batched: list, x: T) -> tuple[T, object]:
+        (x_batched,) = in_batched
+        x = jax.tree.map(
+            lambda a, b: a if b else jnp.broadcast_to(a, (axis_size, *jnp.shape(a))),
+            x,
+            x_batched,
+        )
+        out = lax.while_loop(lambda x: jax.vmap(cond)(x).any(), jax.vmap(body), x)
+        return out, jax.tree.map(lambda _: True, out)
+
+    return loop(x)

@@ -34,7 +34,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from trash_env.cards import NUM_RANKS, NUM_SLOTS
@@ -42,9 +41,8 @@ from trash_env.codes import CFG_CARDS
 from trash_env.engine import CALL_TRASH, DECLINE, DOWN, DRAW_STOCK, NATURAL
 from trash_env.jax_env import rules as R
 from trash_env.jax_env import threefry
-from trash_env.jax_env.batching import when, where_needed
+from trash_env.jax_env.batching import when, where_needed, while_any
 from trash_env.jax_env.rules import (
-    ANSWER_CALL,
     BEGIN_TURN,
     CALL,
     DRAW,
@@ -66,7 +64,6 @@ from trash_env.jax_env.rules import (
     _decide,
     _hit,
     _pick,
-    _pick_step,
     _set,
     is_legal,
     returns,
@@ -99,10 +96,6 @@ I32 = jnp.int32
 # the parts of ``rules.begin_turn`` and ``rules.miss_call`` after a held-back reshuffle, and
 # the put of a decision (``rules.put`` of ``put_slot``), run in the common pass.
 DRAW_OR_TAKE, PENALTY, PUT = 10, 11, 12
-# Passes of the continuations that ``run`` makes for the whole batch before it gathers the
-# games still going (a pass plays a whole turn's chain and the next turn's start: most games
-# stop in one).
-FIRST_PASSES = 1
 # The heavy work a game flags for between passes (``Game.heavy``).
 NO_WORK, RESHUFFLE_WORK, NEW_ROUND_WORK = 0, 1, 2
 
@@ -223,10 +216,13 @@ def _next_turn_and_draw(g: Game) -> tuple[Game, Array]:
     return g, jnp.where(on3, k3, jnp.where(on2, k2, k1)).astype(I32)
 
 
-def _then(g: Game, k: Array, code: int, continuation: Continuation) -> tuple[Game, Array]:
-    """``continuation`` where the game goes on to ``code``, else the game as it is; a card
-    discarded earlier in the same pass stays in ``pushed`` (at most one is discarded)."""
-    on = k == code
+def _then(
+    g: Game, k: Array, code: int, continuation: Continuation, where: Array | bool = True
+) -> tuple[Game, Array]:
+    """``continuation`` where the game goes on to ``code`` (and ``where``), else the game as
+    it is; a card discarded earlier in the same pass stays in ``pushed`` (at most one is
+    discarded)."""
+    on = (k == code) & where
     out, k_out = continuation(g)
     out = out._replace(pushed=jnp.where(out.pushed >= 0, out.pushed, g.pushed))
     return _pick(on, out, g), jnp.where(on, k_out, k).astype(I32)
@@ -256,48 +252,28 @@ def _put(g: Game) -> tuple[Game, Array]:
 
 # The continuations ``_pass`` runs: those that neither the common passes (``_COMMON``), the
 # round's end nor the heavy work (with the turn it held up) run at the start of ``run``'s
-# next round. Any other continuation waits for that round unchanged.
-_CONTINUATIONS: tuple[Callable[[Game, Array], tuple[Game, Array]], ...] = (
-    lambda g, k: (g, k),
-    lambda g, k: _answer_call(g),
-    lambda g, k: _begin_turn(g),
-    lambda g, k: _draw_or_take(g),
-    lambda g, k: _penalty(g),
-    lambda g, k: _miss_call(g),
+# next round (STOP: a call decision to answer). Any other continuation waits for that round
+# unchanged. In this order none runs the continuation another one returns, so each game runs
+# at most one of them a pass (and discards at most one card).
+_OTHERS: tuple[tuple[int, Continuation], ...] = (
+    (PENALTY, _penalty),
+    (DRAW_OR_TAKE, _draw_or_take),
+    (MISS_CALL, _miss_call),
+    (BEGIN_TURN, _begin_turn),
+    (STOP, _answer_call),
 )
-# The branch of ``_CONTINUATIONS`` that runs each continuation code (0: none).
-_BRANCH = np.zeros(PUT + 1, np.int32)
-for _branch, _code_ in enumerate((ANSWER_CALL, BEGIN_TURN, DRAW_OR_TAKE, PENALTY, MISS_CALL)):
-    _BRANCH[_code_] = _branch + 1
 
-# What the continuations change: everything but the piles, the key and the rules (so that the
-# selection among them under vmap moves a few dozen numbers per game, not the piles).
+# The game's rules (no continuation changes them).
 _RULES = ("cfg", "wild", "totals", "deck")
-_FIXED = ("stock", "discard", "key", *_RULES, "shuffle_count")
-_LIGHT = tuple(f for f in Game._fields if f not in _FIXED)
-# Everything but the piles and the rules.
-_SMALL = tuple(f for f in Game._fields if f not in ("stock", "discard", *_RULES))
 
 
-def _light(
-    continuation: Callable[[Game, Array], tuple[Game, Array]],
-) -> Callable[[Game, Array], tuple[tuple, Array]]:
-    def run_light(g: Game, k: Array) -> tuple[tuple, Array]:
-        out, k = continuation(g, k)
-        return tuple(getattr(out, f) for f in _LIGHT), k
-
-    return run_light
-
-
-_LIGHT_CONTINUATIONS = tuple(_light(c) for c in _CONTINUATIONS)
-
-
-def _pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-    """One continuation of the game (its light fields), then the card it discarded, if any."""
+def _pass(carry: tuple[Game, Array], on: Array) -> tuple[Game, Array]:
+    """One continuation of the game where ``on``, then the card it discarded, if any;
+    elsewhere the game as it is (each continuation selects only the fields it changes)."""
     g, k = carry
-    branch = jnp.asarray(_BRANCH)[jnp.maximum(k, ANSWER_CALL)]
-    light, k = lax.switch(branch, _LIGHT_CONTINUATIONS, g, k)
-    return _write_pushed(g._replace(**dict(zip(_LIGHT, light, strict=True)))), k
+    for code, continuation in _OTHERS:
+        g, k = _then(g, k, code, continuation, on)
+    return _write_pushed(g), k
 
 
 # The continuations of almost every pass: the held card played, put, the turn's end.
@@ -464,11 +440,14 @@ def run(
     ``answer_calls``) or ends; with ``restart``, a game that ends (or is forced to) is
     replaced by a new one, played to its first decision (``Restart``). Under vmap a loop runs
     as many passes as the batch's longest chain, each pass every continuation, while most
-    games need one to three passes of the ``_COMMON`` ones: the first ``FIRST_PASSES``
-    passes run those for the whole batch, the rest for the games still going only
-    (``where_needed``), in rounds of: a new game where one ended (with ``restart``), the heavy
-    work (and the turn it held up) where flagged, common passes while any game has one to
-    make, and one pass of every continuation for the games whose next one is not common."""
+    games need one to three passes of the ``_COMMON`` ones: the first pass runs those for
+    the whole batch, the rest for the games still going only (``where_needed``), in rounds
+    of: a new game where one ended (with ``restart``), the heavy work (and the turn it held
+    up) where flagged, common passes while any game has one to make, and one pass of every
+    continuation for the games whose next one is not common. Each part runs only where a
+    game's continuation is the part's and leaves the other games as they are, so that under
+    vmap neither the parts nor their loops (``while_any``) select between a result and the
+    game as it was."""
 
     def going(g: Game, k: Array) -> Array:
         more = k != STOP
@@ -480,39 +459,32 @@ def run(
         more = going(g, k)
         return more if r is None else more | _needs_restart(g, k, r)
 
-    def common_passes(carry: tuple[Game, Array], limit: int | None) -> tuple[Game, Array]:
-        def more(c: tuple[Game, Array, Array]) -> Array:
-            g, k, n = c
-            more = going(g, k) & _is_common(g, k)
-            return more if limit is None else more & (n < limit)
-
-        def one(c: tuple[Game, Array, Array]) -> tuple[Game, Array, Array]:
-            return (*_common_pass((c[0], c[1])), c[2] + 1)
-
-        g, k, _ = lax.while_loop(more, one, (*carry, _code(0)))
+    def common_passes(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+        g, k = while_any(lambda c: going(*c) & _is_common(*c), _common_pass, carry)
         return _write_pushed(g), k
 
     def round_of_rest(carry: tuple) -> tuple:
         g, k, r = carry
         if r is not None:  # computed only where some game of the chunk needs it
-            g, k, r = when(_needs_restart(g, k, r), lambda c: _new_game(*c), (g, k, r))
-        ends = (k == LAYOUT_COMPLETE) | (k == WIN_ROUND) | (k == FINISH_ROUND)
-        ended, k_ended = _round_end(g, k)
-        g = _write_pushed(_pick(ends, ended, g))
-        k = jnp.where(ends, k_ended, k).astype(I32)
-        # In a gathered chunk most games need the heavy work (a round's end): it runs for the
-        # chunk, selected where flagged (gathering again would compile a scatter per array).
-        g, k = _pick_step(g.heavy != NO_WORK, _heavy_then_start((g, k)), (g, k))
-        g, k = common_passes((g, k), None)
+            need = _needs_restart(g, k, r)
+            g, k, r = when(need, lambda c: _new_game(*c), (g, k, r), keeps_others=True)
+        # Each part below runs only where the game's continuation (or its flagged heavy work)
+        # is the part's, and leaves the other games as they are: no selection around it.
+        g, k = _round_end(g, k)
+        g, k = _heavy_then_start((_write_pushed(g), k))
+        g, k = common_passes((g, k))
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
-        return (*_pick_step(other, _pass((g, k)), (g, k)), r)
+        return (*_pass((g, k), other), r)
 
     def rest(carry: tuple) -> tuple:
-        g, k, r = lax.while_loop(lambda c: unfinished(*c), round_of_rest, carry)
+        g, k, r = while_any(lambda c: unfinished(*c), round_of_rest, carry)
         return g._replace(**{f: getattr(carry[0], f) for f in _RULES}), k, r  # unchanged
 
     rules = {f: getattr(g, f) for f in _RULES}
-    g, k = common_passes((g, _code(k)), FIRST_PASSES)
+    # The first pass, for the whole batch: one common pass (it leaves the other games as
+    # they are), which most games need and stop after.
+    g, k = _common_pass((g, _code(k)))
+    g = _write_pushed(g)
     g, _, restart = where_needed(unfinished(g, k, restart), rest, (g, k, restart))
     # The rules are unchanged, and so known to be: selections of them cost nothing.
     return g._replace(**rules), restart
@@ -547,11 +519,11 @@ def step_and_restart(
     and the restart's record (``None`` without one)."""
     action = jnp.asarray(action, I32)
     legal = is_legal(g, action)
-
-    moved, k = _apply(g, action)
+    # An illegal action applies nothing and runs nothing (its continuation is STOP), so only
+    # the fields ``_apply`` changes are chosen, before the run (the decision it clears is
+    # restored after it: a call left unanswered stays so).
+    applied, k = _apply(g, action)
+    moved = _pick(legal, applied, g._replace(decision=applied.decision))
     out, restart = run(moved, jnp.where(legal, k, STOP), answer_calls, restart)
-    # An illegal action runs nothing, so the piles are ``g``'s (unless a new game was dealt):
-    # only the small fields differ.
     kept = ~legal if restart is None else ~legal & (restart.started == 0)
-    small = {f: jnp.where(kept, getattr(g, f), getattr(out, f)) for f in _SMALL}
-    return out._replace(**small), legal, restart
+    return out._replace(decision=jnp.where(kept, g.decision, out.decision)), legal, restart
