@@ -56,6 +56,7 @@ def test_the_benchmark_runs_every_seed_judges_on_its_own_seed_and_reports_what_i
         assert row["status"] == "ok" and row["run"] == "cleanrl_ppo"
         assert row["vs_greedy"]["games"] == row["vs_random"]["games"] == 4
         assert row["target"]["wall_within_15_min"] and row["measured_wall_seconds"] > 0
+        assert row["cpu_seconds"] > 1  # the run's process: it imported torch and trained
         seed_dir = tmp_path / "runs" / "cleanrl_ppo_p2" / f"seed{row['seed']}"
         assert Path(row["model"]) == seed_dir / "model.safetensors"
         assert "--seed" in row["command"]
