@@ -80,7 +80,7 @@ def test_cleanrl_ppo(tmp_path):
     )
     # two rollouts of 64 x 16 decisions, a curve point after the first, then the final row
     assert out["steps"] == out["train_decisions"] == 2048 and out["library"] == "torch"
-    _check_saved_model(out, model, rows=2)
+    _check_saved_model(out, model, rows=2, features="fits")  # the 2-player input
 
 
 def _parse(example: str, *flags: str):
@@ -119,13 +119,15 @@ def test_the_budget_follows_the_player_count(example, budgets, library):
     ("example", "library"), [("cleanrl_ppo", "torch"), ("torchrl_ppo", "torchrl")]
 )
 def test_the_input_follows_the_player_count(example, library):
-    """Six players read the ``fits`` observation (below par without it), the others
-    ``pairs``: chosen from ``--players`` alone, as the budget is; ``--observation`` wins."""
+    """Two and six players read the ``fits`` observation (one seed short of greedy's level at
+    2 and below par at 6 without it), the others ``pairs``: chosen from ``--players`` alone, as
+    the budget is; ``--observation`` wins."""
     _needs(library)
     chosen = {n: _parse(example, "--players", str(n)).observation for n in range(2, 7)}
-    assert chosen == {2: "pairs", 3: "pairs", 4: "pairs", 5: "pairs", 6: "fits"}
-    assert _parse(example).observation == "pairs"
+    assert chosen == {2: "fits", 3: "pairs", 4: "pairs", 5: "pairs", 6: "fits"}
+    assert _parse(example).observation == "fits"
     assert _parse(example, "--players", "6", "--observation", "pairs").observation == "pairs"
+    assert _parse(example, "--observation", "pairs").observation == "pairs"
 
 
 def test_cleanrl_ppo_six_players_trains_and_records_the_fits_input(tmp_path):
@@ -298,7 +300,7 @@ def test_torchrl_ppo(tmp_path):
         *("--eval-deals", "2", "--final-deals", "2", "--out", str(model)),
     )
     assert out["steps"] == 2048  # 2 batches of 64 x 16
-    _check_saved_model(out, model, rows=2)
+    _check_saved_model(out, model, rows=2, features="fits")  # the 2-player input
 
 
 def test_agilerl_ppo(tmp_path):
