@@ -78,11 +78,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return usable_cores()
 
 
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # "QUOTA PERIOD" in microseconds, or "max ..."
+
+
 def usable_cores() -> int:
     """The cores this process may run on: its affinity, bounded by a cgroup v2 CPU quota."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        quota, period = CGROUP_CPU_MAX.read_text().split()[:2]
         cores = min(cores or 1, max(1, -(-int(quota) // int(period))))
     except (OSError, ValueError):  # no cgroup v2 file, or "max": no quota
         pass
