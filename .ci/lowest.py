@@ -2,8 +2,8 @@
 
 Why: the declared floors must be true. ``.ci/run`` installs exactly these into a fresh venv and
 runs the tests that need no torch there. Takes the core dependencies plus the named extras'
-direct requirements (``python .ci/lowest.py test-tools`` adds pytest and hypothesis); every
-requirement must carry a ``>=`` floor, or this fails loudly.
+direct requirements (``python .ci/lowest.py test-tools`` adds pytest, pytest-xdist and
+hypothesis); every requirement must carry a ``>=`` floor, or this fails loudly.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser as a package
     import tomli as tomllib
 
-# The test tools the env tests need; the rest of the test extra (torch, SB3) is not installed.
-TEST_TOOLS = ("pytest", "hypothesis")
+# The test tools the env tests need (pytest-xdist: pyproject's addopts pass it -n); the rest of
+# the test extra (torch, SB3) is not installed.
+TEST_TOOLS = ("pytest", "pytest-xdist", "hypothesis")
 FLOOR = re.compile(r"^\s*([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*>=\s*([0-9][0-9A-Za-z.]*)\s*$")
 
 

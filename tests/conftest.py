@@ -1,7 +1,9 @@
 """Shared pytest setup: make ``tests/helpers.py`` importable whatever pytest's import mode,
 mark the slow cases of tests that are otherwise quick (the second tier, ``pytest -m slow``),
-give the session one JAX compilation cache, and the ``web`` fixture the web tests share."""
+give the session one JAX compilation cache (its workers' too), count the cores pytest-xdist's
+``-n auto`` may use, and the ``web`` fixture the web tests share."""
 
+import importlib.util
 import os
 import re
 import shutil
@@ -38,10 +40,16 @@ SLOW_CASES = re.compile(
 # engine's init and step: 19-23 s of CPU compiled, 3-5 s read back; docs/development.md). Every
 # program is kept, however quick its compile. A folder of the session's own, removed at its end,
 # unless JAX_COMPILATION_CACHE_DIR is set already (.ci/run shares one between the two tiers).
+# Under pytest-xdist the controller makes it before it starts the workers, which inherit it: one
+# cache per run. A size bound (far above what a run writes) makes JAX lock the folder around
+# every read and write (its LRUCache; filelock comes with torch): without one, a worker could
+# read an entry that another is still writing, warn and compile again.
 _JAX_CACHE_SETTINGS = {
     "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
     "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
 }
+if importlib.util.find_spec("filelock") is not None:  # else JAX refuses a size bound
+    _JAX_CACHE_SETTINGS["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(16 * 2**30)
 _own_jax_cache: list[str] = []
 
 
@@ -57,6 +65,31 @@ def pytest_configure(config: pytest.Config) -> None:
         jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
         for name, value in _JAX_CACHE_SETTINGS.items():
             jax.config.update(name.lower(), float(value) if "TIME" in name else int(value))
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker per core this process may run on (its CPU affinity, and a
+    cgroup's CPU quota where one is set), where pytest-xdist would count the host's physical
+    cores whenever psutil is installed, too many in a container and too few with hyperthreads.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own reading of it
+    return usable_cores()
+
+
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # "QUOTA PERIOD" in microseconds, or "max ..."
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its affinity, bounded by a cgroup v2 CPU quota."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        quota, period = CGROUP_CPU_MAX.read_text().split()[:2]
+        cores = min(cores or 1, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):  # no cgroup v2 file, or "max": no quota
+        pass
+    return max(1, cores or 1)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
