@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from trash_env.observation import players_of_observation
-from trash_env.pairs import FIT_FEATURES, fit_columns, fit_entries, pair_indices
+from trash_env.pairs import FIT_FEATURES, extend, fit_columns, fit_entries, pair_indices
 
 # obs: the observation alone (every model before ``pairs``); pairs; fits: pairs and two more
 FEATURES = ("obs", "pairs", "fits")
@@ -56,16 +56,11 @@ class PairFeatures:
     (and, with ``fits``, the two fit entries)."""
 
     def __init__(self, num_players: int, fits: bool = False) -> None:
-        self.left, self.right = pair_indices(num_players)
+        self.num_players = num_players
         self.fits = fits
-        self.slots, self.wilds = fit_entries()
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        pairs = x[..., self.left] * x[..., self.right]
-        if not self.fits:
-            return np.concatenate([x, pairs], axis=-1)
-        fit = fit_columns(x, pairs, self.slots, self.wilds).astype(x.dtype)
-        return np.concatenate([x, pairs, fit], axis=-1)
+        return extend(x, self.num_players, "fits" if self.fits else "pairs")
 
 
 def torch_extractor() -> type:
