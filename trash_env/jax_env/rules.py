@@ -190,7 +190,17 @@ def _add(array: Array, index: object, value: object) -> Array:
 def _pick(cond: Array, a: Game, b: Game) -> Game:
     """``a`` where ``cond`` else ``b``, field by field (a field both hold as the same array
     is that array: nothing to select, and the batch scheduler sees it unchanged)."""
-    return jax.tree.map(lambda x, y: x if x is y else jnp.where(cond, x, y), a, b)
+    return jax.tree.map(lambda x, y: x if x is y else _where(cond, x, y), a, b)
+
+
+def _where(cond: Array, x: Array, y: Array) -> Array:
+    """``jnp.where(cond, x, y)``; for a scalar ``cond`` and two arrays of one shape and type
+    (every field of two games), ``lax.select`` itself: ``jnp.where`` is a jitted function,
+    which costs each of the step's hundreds of selections a nested trace."""
+    x, y, cond = jnp.asarray(x), jnp.asarray(y), jnp.asarray(cond)
+    if cond.shape or x.shape != y.shape or x.dtype != y.dtype or cond.dtype != jnp.bool_:
+        return jnp.where(cond, x, y)
+    return lax.select(lax.broadcast(cond, x.shape), x, y)
 
 
 def _count_ranks(cards: Array, valid: Array) -> Array:
