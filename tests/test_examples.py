@@ -121,8 +121,7 @@ def test_the_budget_follows_the_player_count(example, budgets, library):
 def test_the_input_follows_the_player_count(example, library):
     """Two, five and six players read the ``fits`` observation (one seed short of greedy's
     level at 2, par only at the last step at 5 and below it at 6 without it), the others
-    ``pairs``: chosen from ``--players`` alone, as
-    the budget is; ``--observation`` wins."""
+    ``pairs``: chosen from ``--players`` alone, as the budget is; ``--observation`` wins."""
     _needs(library)
     chosen = {n: _parse(example, "--players", str(n)).observation for n in range(2, 7)}
     assert chosen == {2: "fits", 3: "pairs", 4: "pairs", 5: "fits", 6: "fits"}
