@@ -52,15 +52,16 @@ DEFAULT_SHAPING_UNTIL = 0.25
 # falls linearly from ``lr`` by the fraction ``lr_decay`` so that the final policy does not
 # drift on the last updates' noise; a periodic evaluation plays each deal once per seat, so
 # ``eval_deals`` shrinks as the table grows to keep the curve's cost a small part of the run;
-# two, five and six players read the ``fits`` features (greedy's level in a quarter of the steps
-# at 2, par from 250k steps instead of 1.25M at 5, at 6 the only input with which a run reached
-# par), 3 and 4 ``pairs``, the features their rows were measured with.
+# every count but 3 reads the ``fits`` features (greedy's level in a quarter of the steps at 2;
+# at 4 and 5 a run takes off early, where with ``pairs`` one held-back 4-player seed never did;
+# at 6 the only input with which a run reached par), 3 ``pairs``, the features its row was
+# measured with.
 # How each row was chosen, on held-back seeds: docs/training.md.
 _ROW = {"lr": 1e-3, "lr_decay": 1.0, "ent_coef": 0.01, "features": "pairs"}
 PER_PLAYERS: dict[int, dict[str, Any]] = {
     2: {"timesteps": 4_000_000, **_ROW, "eval_deals": 200, "features": "fits"},
     3: {"timesteps": 5_000_000, **_ROW, "eval_deals": 100},
-    4: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50},
+    4: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50, "features": "fits"},
     5: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50, "features": "fits"},
     6: {"timesteps": 4_000_000, **_ROW, "eval_deals": 50, "features": "fits"},
 }
