@@ -443,14 +443,14 @@ def run(
     ``answer_calls``) or ends; with ``restart``, a game that ends (or is forced to) is
     replaced by a new one, played to its first decision (``Restart``). Under vmap a loop runs
     as many passes as the batch's longest chain, each pass every continuation, while most
-    games need one to three passes of the ``_COMMON`` ones: the first pass runs those for
-    the whole batch, the rest for the games still going only (``where_needed``), in rounds
-    of: a new game where one ended (with ``restart``), the heavy work (and the turn it held
-    up) where flagged, common passes while any game has one to make, and one pass of every
-    continuation for the games whose next one is not common. Each part runs only where a
-    game's continuation is the part's and leaves the other games as they are, so that under
-    vmap neither the parts nor their loops (``while_any``) select between a result and the
-    game as it was."""
+    games need one to three passes of the ``_COMMON`` ones: each pass runs those for the
+    whole batch (one copy of :func:`_common_pass` in the program), then the rest only for the
+    games whose next continuation is not common (``where_needed``): a new game where one
+    ended (with ``restart``), the round's end, the heavy work (and the turn it held up) where
+    flagged, and one pass of every other continuation. Each part runs only where a game's
+    continuation is the part's and leaves the other games as they are, so that under vmap
+    neither the parts nor the loop (``while_any``) select between a result and the game as
+    it was."""
 
     def going(g: Game, k: Array) -> Array:
         more = k != STOP
@@ -462,11 +462,7 @@ def run(
         more = going(g, k)
         return more if r is None else more | _needs_restart(g, k, r)
 
-    def common_passes(carry: tuple[Game, Array]) -> tuple[Game, Array]:
-        g, k = while_any(lambda c: going(*c) & _is_common(*c), _common_pass, carry)
-        return _write_pushed(g), k
-
-    def round_of_rest(carry: tuple) -> tuple:
+    def rest(carry: tuple) -> tuple:
         g, k, r = carry
         if r is not None:  # computed only where some game of the chunk needs it
             need = _needs_restart(g, k, r)
@@ -475,20 +471,18 @@ def run(
         # is the part's, and leaves the other games as they are: no selection around it.
         g, k = _round_end(g, k)
         g, k = _heavy_then_start((_write_pushed(g), k))
-        g, k = common_passes((g, k))
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
-        return (*_pass((g, k), other), r)
-
-    def rest(carry: tuple) -> tuple:
-        g, k, r = while_any(lambda c: unfinished(*c), round_of_rest, carry)
+        g, k = _pass((g, k), other)
         return g._replace(**{f: getattr(carry[0], f) for f in _RULES}), k, r  # unchanged
 
+    def one_pass(carry: tuple) -> tuple:
+        g, k, r = carry
+        g, k = _common_pass((g, k))
+        g = _write_pushed(g)
+        return where_needed(unfinished(g, k, r) & ~_is_common(g, k), rest, (g, k, r))
+
     rules = {f: getattr(g, f) for f in _RULES}
-    # The first pass, for the whole batch: one common pass (it leaves the other games as
-    # they are), which most games need and stop after.
-    g, k = _common_pass((g, _code(k)))
-    g = _write_pushed(g)
-    g, _, restart = where_needed(unfinished(g, k, restart), rest, (g, k, restart))
+    g, _, restart = while_any(lambda c: unfinished(*c), one_pass, (g, _code(k), restart))
     # The rules are unchanged, and so known to be: selections of them cost nothing.
     return g._replace(**rules), restart
 
