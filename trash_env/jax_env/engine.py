@@ -6,15 +6,16 @@ compute every method, a reshuffle's and a new deal's sorts included, on every pa
 game. This module plays the same games faster, and changes no outcome
 (tests/test_vector_differential.py plays both against the reference after every decision):
 
-- **Which games run which pass.** The first pass, for the whole batch, runs only the common
-  methods (:func:`_common_pass`: a put, the held card's chain, the turn's end and the next
-  turn's start); the games still going after it (a round's end, mostly) are gathered in
-  chunks (:func:`~trash_env.jax_env.batching.where_needed`) for the rest (:func:`run`).
+- **Which games run which pass.** Each pass runs the common methods for the whole batch
+  (:func:`_common_pass`: a put, the held card's chain, the turn's end and the next turn's
+  start; one copy of it in the program); the games whose next method is not common (a
+  round's end, mostly) are gathered in chunks
+  (:func:`~trash_env.jax_env.batching.where_needed`) for the rest (:func:`run`).
 - **Held-back work.** A continuation changes only the game's small fields: a card it
   discards is held in ``pushed`` and written on the pile after the pass (at most one a pass:
   a turn's end discards once and the next turn's start never reads the pile); a reshuffle or
   a new round's shuffle and deal is flagged in ``heavy`` and done between passes
-  (:func:`_heavy`), never in the first pass: only in the gathered games' rest.
+  (:func:`_heavy`), never in the common pass: only in the gathered games' rest.
 - **New games inside the step** (``Restart``, for Pgx's ``auto_reset`` of the env's own
   step and init): a game that ends is replaced, in the gathered rest, by a new one dealt
   from the step's key as ``auto_reset`` deals it, so that a step compiles one run, not a
@@ -253,9 +254,9 @@ def _put(g: Game) -> tuple[Game, Array]:
     return R.put(g, g.put_slot, g.put_wild)
 
 
-# The continuations ``_pass`` runs: those that neither the common passes (``_COMMON``), the
-# round's end nor the heavy work (with the turn it held up) run at the start of ``run``'s
-# next round (STOP: a call decision to answer). Any other continuation waits for that round
+# The continuations ``_pass`` runs: those that neither the common pass (``_COMMON``), the
+# round's end nor the heavy work (with the turn it held up) run before it in ``run``'s pass
+# (STOP: a call decision to answer). Any other continuation waits for the next pass
 # unchanged. In this order none runs the continuation another one returns, so each game runs
 # at most one of them a pass (and discards at most one card).
 _OTHERS: tuple[tuple[int, Continuation], ...] = (
@@ -338,8 +339,8 @@ def _common_pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
     run, not every continuation), each where the game goes on to it: PUT, then the held
     card's chain of natural cards laid (``_lay_naturals``) and what is done with the card
     it ends on, then the next turn's start. The card it discards stays in ``pushed``
-    (``run`` writes it after these passes): a turn's end discards once, and the next
-    turn's start never reads the pile."""
+    (``run`` writes it after the pass): a turn's end discards once, and the next turn's
+    start never reads the pile."""
     g, k = carry
     g, k = _then(g, k, PUT, _put)
     is_held = (k == PLAY_HELD) | (k == PLAY_HELD_NOSWAP)
