@@ -6,16 +6,15 @@ compute every method, a reshuffle's and a new deal's sorts included, on every pa
 game. This module plays the same games faster, and changes no outcome
 (tests/test_vector_differential.py plays both against the reference after every decision):
 
-- **Which games run which pass.** Each pass runs the common methods for the whole batch
-  (:func:`_common_pass`: a put, the held card's chain, the turn's end and the next turn's
-  start; one copy of it in the program); the games whose next method is not common (a
-  round's end, mostly) are gathered in chunks
-  (:func:`~trash_env.jax_env.batching.where_needed`) for the rest (:func:`run`).
+- **Which games run which pass.** The first pass, for the whole batch, runs only the common
+  methods (:func:`_common_pass`: a put, the held card's chain, the turn's end and the next
+  turn's start); the games still going after it (a round's end, mostly) are gathered in
+  chunks (:func:`~trash_env.jax_env.batching.where_needed`) for the rest (:func:`run`).
 - **Held-back work.** A continuation changes only the game's small fields: a card it
   discards is held in ``pushed`` and written on the pile after the pass (at most one a pass:
   a turn's end discards once and the next turn's start never reads the pile); a reshuffle or
   a new round's shuffle and deal is flagged in ``heavy`` and done between passes
-  (:func:`_heavy`), never in the common pass: only in the gathered games' rest.
+  (:func:`_heavy`), never in the first pass: only in the gathered games' rest.
 - **New games inside the step** (``Restart``, for Pgx's ``auto_reset`` of the env's own
   step and init): a game that ends is replaced, in the gathered rest, by a new one dealt
   from the step's key as ``auto_reset`` deals it, so that a step compiles one run, not a
@@ -254,9 +253,9 @@ def _put(g: Game) -> tuple[Game, Array]:
     return R.put(g, g.put_slot, g.put_wild)
 
 
-# The continuations ``_pass`` runs: those that neither the common pass (``_COMMON``), the
-# round's end nor the heavy work (with the turn it held up) run before it in ``run``'s pass
-# (STOP: a call decision to answer). Any other continuation waits for the next pass
+# The continuations ``_pass`` runs: those that neither the common passes (``_COMMON``), the
+# round's end nor the heavy work (with the turn it held up) run at the start of ``run``'s
+# next round (STOP: a call decision to answer). Any other continuation waits for that round
 # unchanged. In this order none runs the continuation another one returns, so each game runs
 # at most one of them a pass (and discards at most one card).
 _OTHERS: tuple[tuple[int, Continuation], ...] = (
@@ -339,8 +338,8 @@ def _common_pass(carry: tuple[Game, Array]) -> tuple[Game, Array]:
     run, not every continuation), each where the game goes on to it: PUT, then the held
     card's chain of natural cards laid (``_lay_naturals``) and what is done with the card
     it ends on, then the next turn's start. The card it discards stays in ``pushed``
-    (``run`` writes it after the pass): a turn's end discards once, and the next turn's
-    start never reads the pile."""
+    (``run`` writes it after these passes): a turn's end discards once, and the next
+    turn's start never reads the pile."""
     g, k = carry
     g, k = _then(g, k, PUT, _put)
     is_held = (k == PLAY_HELD) | (k == PLAY_HELD_NOSWAP)
@@ -444,14 +443,14 @@ def run(
     ``answer_calls``) or ends; with ``restart``, a game that ends (or is forced to) is
     replaced by a new one, played to its first decision (``Restart``). Under vmap a loop runs
     as many passes as the batch's longest chain, each pass every continuation, while most
-    games need one to three passes of the ``_COMMON`` ones: each pass runs those for the
-    whole batch (one copy of :func:`_common_pass` in the program), then the rest only for the
-    games whose next continuation is not common (``where_needed``): a new game where one
-    ended (with ``restart``), the round's end, the heavy work (and the turn it held up) where
-    flagged, and one pass of every other continuation. Each part runs only where a game's
-    continuation is the part's and leaves the other games as they are, so that under vmap
-    neither the parts nor the loop (``while_any``) select between a result and the game as
-    it was."""
+    games need one to three passes of the ``_COMMON`` ones: the first pass runs those for
+    the whole batch, the rest for the games still going only (``where_needed``), in rounds
+    of: a new game where one ended (with ``restart``), the heavy work (and the turn it held
+    up) where flagged, common passes while any game has one to make, and one pass of every
+    continuation for the games whose next one is not common. Each part runs only where a
+    game's continuation is the part's and leaves the other games as they are, so that under
+    vmap neither the parts nor their loops (``while_any``) select between a result and the
+    game as it was."""
 
     def going(g: Game, k: Array) -> Array:
         more = k != STOP
@@ -463,7 +462,11 @@ def run(
         more = going(g, k)
         return more if r is None else more | _needs_restart(g, k, r)
 
-    def rest(carry: tuple) -> tuple:
+    def common_passes(carry: tuple[Game, Array]) -> tuple[Game, Array]:
+        g, k = while_any(lambda c: going(*c) & _is_common(*c), _common_pass, carry)
+        return _write_pushed(g), k
+
+    def round_of_rest(carry: tuple) -> tuple:
         g, k, r = carry
         if r is not None:  # computed only where some game of the chunk needs it
             need = _needs_restart(g, k, r)
@@ -472,18 +475,20 @@ def run(
         # is the part's, and leaves the other games as they are: no selection around it.
         g, k = _round_end(g, k)
         g, k = _heavy_then_start((_write_pushed(g), k))
+        g, k = common_passes((g, k))
         other = going(g, k) & ~_is_common(g, k) & (g.heavy == NO_WORK)
-        g, k = _pass((g, k), other)
+        return (*_pass((g, k), other), r)
+
+    def rest(carry: tuple) -> tuple:
+        g, k, r = while_any(lambda c: unfinished(*c), round_of_rest, carry)
         return g._replace(**{f: getattr(carry[0], f) for f in _RULES}), k, r  # unchanged
 
-    def one_pass(carry: tuple) -> tuple:
-        g, k, r = carry
-        g, k = _common_pass((g, k))
-        g = _write_pushed(g)
-        return where_needed(unfinished(g, k, r) & ~_is_common(g, k), rest, (g, k, r))
-
     rules = {f: getattr(g, f) for f in _RULES}
-    g, _, restart = while_any(lambda c: unfinished(*c), one_pass, (g, _code(k), restart))
+    # The first pass, for the whole batch: one common pass (it leaves the other games as
+    # they are), which most games need and stop after.
+    g, k = _common_pass((g, _code(k)))
+    g = _write_pushed(g)
+    g, _, restart = where_needed(unfinished(g, k, restart), rest, (g, k, restart))
     # The rules are unchanged, and so known to be: selections of them cost nothing.
     return g._replace(**rules), restart
 
