@@ -21,8 +21,7 @@ game. This module plays the same games faster, and changes no outcome
   second one inside ``init``.
 - **Restated for speed.** :func:`_lay_naturals` is ``rules.play_held``'s loop over natural
   cards, bit-packed; ``_begin_turn``, ``_miss_call`` and ``_penalty`` are the rules' methods
-  with the reshuffle held back; ``_answer_call`` is ``rules.apply``'s answer to a call alone
-  (a smaller program). A rule that changes in one of these changes here too.
+  with the reshuffle held back. A rule that changes in one of these changes here too.
 
 The rest (the deal, ``put``, ``lay``, the turn's end, a round's result, the legality of an
 action) is the rules module's own functions, called from here.
@@ -200,13 +199,6 @@ def _apply(g: Game, action: Array) -> tuple[Game, Array]:
     return g._replace(decision=_code(NONE)), k.astype(I32)
 
 
-def _answer_call(g: Game) -> tuple[Game, Array]:
-    """The call decision answered with ``CALL_TRASH`` (the env's rule): ``_apply``'s call
-    (this pass runs only at a call decision), without its other decisions' work."""
-    laid = R.lay(g, g.pending_slot, g.pending_wild)._replace(called=jnp.bool_(True))
-    return laid._replace(decision=_code(NONE)), _code(LAYOUT_COMPLETE)
-
-
 def _next_turn_and_draw(g: Game) -> tuple[Game, Array]:
     """``_next_turn``, then ``_begin_turn`` and ``_draw_or_take`` in the same pass where the
     game goes on to them (the common end of a turn: one pass, not three)."""
@@ -263,7 +255,7 @@ _OTHERS: tuple[tuple[int, Continuation], ...] = (
     (DRAW_OR_TAKE, _draw_or_take),
     (MISS_CALL, _miss_call),
     (BEGIN_TURN, _begin_turn),
-    (STOP, _answer_call),
+    (STOP, R.answer_call),
 )
 
 # The game's rules (no continuation changes them).

@@ -511,16 +511,22 @@ def apply(g: Game, action: Array) -> Step:
     slot = jnp.clip(action, 0, NUM_SLOTS - 1)
     drawn = _pick_step(action == DRAW_STOCK, draw_stock(g), take_discard(g))
     laid = lay(g, g.pending_slot, g.pending_wild)
-    called = (laid._replace(called=jnp.bool_(True)), _code(LAYOUT_COMPLETE))
-    answered = _pick_step(action == CALL_TRASH, called, (laid, _code(MISS_CALL)))
+    answered = _pick_step(action == CALL_TRASH, _trash_called(laid), (laid, _code(MISS_CALL)))
     declined = (g, _code(PLAY_HELD_NOSWAP))
     chosen = _pick_step(action == DECLINE, declined, put(g, slot, d == WILD))
     return _pick_step(d == DRAW, drawn, _pick_step(d == CALL, answered, chosen))
 
 
+def _trash_called(laid: Game) -> Step:
+    """The call "Trash!" made on the completing card just laid: the layout is complete."""
+    return laid._replace(called=jnp.bool_(True)), _code(LAYOUT_COMPLETE)
+
+
 def answer_call(g: Game) -> Step:
-    """The call decision answered with ``CALL_TRASH`` (the env's rule)."""
-    return apply(g, _code(CALL_TRASH))
+    """The call decision answered with ``CALL_TRASH`` (the env's rule): ``apply``'s answer
+    alone, without the other decisions' work (a smaller program, here and in the scheduled
+    engine, which runs it for the games at a call decision)."""
+    return _trash_called(lay(_decide(g, NONE), g.pending_slot, g.pending_wild))
 
 
 # The method of each continuation code.
